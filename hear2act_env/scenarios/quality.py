@@ -1,0 +1,24 @@
+"""Text-quality checks shared by the content checker, validator and tests."""
+
+from __future__ import annotations
+
+import re
+
+# Things that betray a template or an unfinished draft in user-facing text.
+_ARTEFACTS = (
+    (re.compile(r"[{}<>\[\]]"), "contains a bracket or brace"),
+    (re.compile(r"\b(TODO|TBD|FIXME|XXX|lorem|ipsum|N/A|None|null|undefined|placeholder)\b", re.I),
+     "contains a placeholder word"),
+    (re.compile(r"\s{2,}"), "contains a double space"),
+    (re.compile(r"^\s|\s$"), "has leading or trailing whitespace"),
+    (re.compile(r"\$\s*\d+\.\d{3,}"), "has a badly formatted amount"),
+    (re.compile(r"\b(\w+) \1\b", re.I), "repeats a word"),
+)
+
+
+def artefacts(text: str) -> list[str]:
+    """Human-readable problems found in one user-facing text (empty when clean)."""
+    found = [f"{why}: {text!r}" for pattern, why in _ARTEFACTS if pattern.search(text)]
+    if not text.strip():
+        found.append("is empty")
+    return found
