@@ -127,7 +127,7 @@ class _Checker:
         if key not in d:
             raise self.fail(f"{field}.{key}".lstrip("."), "missing")
         value = d[key]
-        if not isinstance(value, typ) or isinstance(value, bool) and typ is not bool:
+        if not isinstance(value, typ) or (isinstance(value, bool) and typ is not bool):
             raise self.fail(f"{field}.{key}".lstrip("."), f"must be {_type_name(typ)}")
         return value
 
@@ -288,6 +288,14 @@ def parse_domain(raw: Any, where: str) -> DomainContent:
     if len(attrs_list) < MIN_ATTRIBUTES:
         raise c.fail("attributes", f"at least {MIN_ATTRIBUTES} categorical attributes")
     attrs = {a.name: a for a in attrs_list}
+    phrases = [(a.name, v) for a in attrs_list for v in a.values]
+    for name, v in phrases:
+        for other, w in phrases:
+            if v != w and v.lower() in w.lower():
+                raise c.fail(
+                    f"attributes.{name}.values",
+                    f"{v!r} is contained in {other} value {w!r}; a description could read as both",
+                )
     names_all = [*visible, *attrs]
     if len(set(names_all)) != len(names_all):
         raise c.fail("attributes", "attribute names must be distinct")

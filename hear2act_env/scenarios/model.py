@@ -23,7 +23,7 @@ Value = str | float
 class FrozenMap(Mapping[str, Value]):
     """A read-only, hashable mapping (attribute name -> value), insertion ordered."""
 
-    __slots__ = ("_items", "_dict")
+    __slots__ = ("_dict", "_items")
 
     def __init__(self, items: Mapping[str, Value] | Any = ()) -> None:
         pairs = tuple(dict(items).items())
@@ -268,7 +268,7 @@ class Scenario:
                 n.attribute in opt.values and n.holds(opt.values[n.attribute])
                 for n in self.needs
             )
-            sat = (sat + (False, False, False))[:3]
+            sat = (*sat, False, False, False)[:3]
             meets = all(
                 r.attribute in opt.values
                 and by_name.get(r.attribute) is not None

@@ -1,0 +1,35 @@
+# Every target sets itself up in .venv on a fresh machine.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-dev
+
+.PHONY: demo test lint setup bank clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# The main job: a quick evaluation on the built-in CPU defaults.
+demo: $(STAMP)
+	$(BIN)/hear2act demo
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# Regenerate the bundled scenario bank from the domain content files.
+bank: $(STAMP)
+	$(BIN)/hear2act scenarios build
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

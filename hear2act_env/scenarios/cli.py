@@ -1,0 +1,129 @@
+"""``hear2act scenarios build | validate | show | list``."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+import time
+from pathlib import Path
+
+from .errors import ScenarioError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("scenarios", help="build, validate and inspect the scenario bank")
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    b = sub.add_parser("build", help="regenerate the bundled bank from the domain content files")
+    b.add_argument("--out", type=Path, default=None, help="write here instead of the bundled file")
+    b.add_argument("--check", action="store_true", help="only check the bundled file is up to date")
+    b.set_defaults(func=_build)
+
+    v = sub.add_parser("validate", help="check a JSONL scenario file against every structural rule")
+    v.add_argument("file", type=Path, nargs="?", default=None, help="default: the bundled bank")
+    v.set_defaults(func=_validate)
+
+    s = sub.add_parser("show", help="print one scenario readably")
+    s.add_argument("id", help="scenario id, e.g. budget-airline-tickets-01")
+    s.add_argument("--file", type=Path, default=None)
+    s.set_defaults(func=_show)
+
+    ls = sub.add_parser("list", help="list scenario ids with domain and request")
+    ls.add_argument("--domain", default=None, help="only this domain (name or slug)")
+    ls.add_argument("--file", type=Path, default=None)
+    ls.set_defaults(func=_list)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from .generator import BANK_FILE, bank_text, build_bank, write_bank
+    from .validate import problems
+
+    t0 = time.perf_counter()
+    bank = build_bank()
+    bad = [e for s in bank for e in problems(s)]
+    for e in bad:
+        print(f"INVALID {e}")
+    if bad:
+        return 1
+    if args.check:
+        current = BANK_FILE.read_text(encoding="utf-8") if BANK_FILE.exists() else ""
+        same = current == bank_text(bank)
+        print(f"{BANK_FILE.name}: {'up to date' if same else 'OUT OF DATE (run hear2act scenarios build)'}")
+        return 0 if same else 1
+    path = write_bank(args.out or BANK_FILE, bank)
+    print(f"wrote {len(bank)} scenarios to {path} in {time.perf_counter() - t0:.2f}s")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .generator import BANK_FILE
+    from .validate import read_jsonl
+
+    path = args.file or BANK_FILE
+    t0 = time.perf_counter()
+    try:
+        scenarios, errors = read_jsonl(path)
+    except FileNotFoundError:
+        print(f"no such file: {path}")
+        return 2
+    for e in errors:
+        print(f"INVALID {e}")
+    lines = len(scenarios) + len({e.line for e in errors})
+    print(f"{path}: {len(scenarios)} valid, {len(errors)} problem(s) on "
+          f"{len({e.line for e in errors})} of {lines} line(s) ({time.perf_counter() - t0:.2f}s)")
+    return 1 if errors else 0
+
+
+def _load(path: Path | None):
+    from . import load_scenarios
+
+    return load_scenarios(path)
+
+
+def _show(args: argparse.Namespace) -> int:
+    try:
+        by_id = {s.id: s for s in _load(args.file)}
+    except ScenarioError as exc:
+        print(exc)
+        return 1
+    s = by_id.get(args.id)
+    if s is None:
+        print(f"no scenario {args.id!r}; try `hear2act scenarios list`")
+        return 2
+    print(render(s))
+    return 0
+
+
+def render(s) -> str:
+    """A readable page for one scenario (hidden needs included: this is for authors)."""
+
+    def wrap(text: str, ind: str = "    ") -> str:
+        return textwrap.fill(text, 88, initial_indent=ind, subsequent_indent=ind)
+
+    out = [f"{s.id}  [{s.family} / {s.domain}]", "", "Persona:", wrap(s.persona.situation),
+           f"    urgency={s.persona.urgency} budget={s.persona.budget} expertise={s.persona.expertise}",
+           "", "Request:", wrap(s.request)]
+    for r in s.requirements:
+        out.append(f"    requires {r.attribute} {r.op} {r.value:g}; ranks by {s.priority}")
+    out += ["", "Hidden needs:"]
+    for n in s.needs:
+        out.append(f"  L{n.level} {n.attribute} in {list(n.accept)}")
+        out.append(wrap(n.statement))
+        if n.hint:
+            out.append(wrap(f"hint: {n.hint}"))
+    out += ["", "Options (as shown):"]
+    for o in s.options:
+        tag = s.role(o.number)
+        mark = " <- opening" if o.number == s.opening else ""
+        out.append(f"  {o.number:>2}. [{tag:>17}] {o.description}{mark}")
+    return "\n".join(out)
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .content import slugify
+
+    for s in _load(args.file):
+        if args.domain and args.domain not in (s.domain, slugify(s.domain)):
+            continue
+        print(f"{s.id:<40} {s.request[:70]}")
+    return 0

@@ -1,0 +1,196 @@
+"""Deterministic assembly of the scenario bank from the domain content files.
+
+Each persona of each domain becomes one scenario. All randomness comes from
+one ``numpy.random.Generator`` per scenario, seeded from the bank version and
+the scenario id, so the bank regenerates byte-identically on any machine and
+one scenario never depends on another.
+
+Option construction (PROTOCOL.md "Scenario"): nine options meet the request
+and realise the eight (L1, L2, L3) satisfaction patterns plus a second
+all-needs option (the *safe* one); two more violate a visible requirement of
+the request. On the request's priority attribute (price for "cheapest",
+rating for "best-rated") the opening option leads, the gold sits behind it and
+the safe option behind the gold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from .content import DomainContent, PersonaContent, VisibleRange, load_all_domains
+from .model import Attribute, FrozenMap, Option, Scenario
+
+BANK_VERSION = "v1"
+BANK_FILE = Path(__file__).resolve().parent.parent / "data" / f"scenarios-{BANK_VERSION}.jsonl"
+
+PATTERNS = tuple(f"{i:03b}" for i in range(8))  # "000" .. "111", L1 first
+# The opening always misses L2 or L3; in some scenarios it misses L1 as well.
+OPENING_PATTERNS = ("110", "101", "100", "010", "001", "000")
+OPENING_WEIGHTS = (0.3, 0.3, 0.2, 0.1, 0.05, 0.05)
+GOLD_RANKS = (1, 2, 3, 4, 5)  # the gold's place on the priority attribute (0 = opening)
+
+
+def scenario_rng(scenario_id: str) -> np.random.Generator:
+    """The one generator a scenario is built from (stable across platforms)."""
+    digest = hashlib.sha256(f"hear2act-{BANK_VERSION}:{scenario_id}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def _grid(rng_spec: VisibleRange, attr: Attribute) -> np.ndarray:
+    steps = round((rng_spec.high - rng_spec.low) / rng_spec.step)
+    return np.round(rng_spec.low + rng_spec.step * np.arange(steps + 1), attr.decimals)
+
+
+def _number(v: float) -> float | int:
+    v = float(v)
+    return int(v) if v.is_integer() else v
+
+
+class _Builder:
+    """Builds one scenario; a class only to keep the shared state readable."""
+
+    def __init__(self, domain: DomainContent, index: int) -> None:
+        self.domain = domain
+        self.p: PersonaContent = domain.personas[index]
+        self.id = f"{domain.slug}-{index + 1:02d}"
+        self.rng = scenario_rng(self.id)
+        self.visible = {a.name: a for a in domain.visible}
+
+    def _split(self, name: str) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """Values of a visible attribute meeting every requirement, and violating ones per requirement."""
+        grid = _grid(self.domain.ranges[name], self.visible[name])
+        meets = np.ones(len(grid), dtype=bool)
+        violating = {}
+        for k, req in enumerate(self.p.requirements):
+            if req.attribute == name:
+                ok = grid <= req.value if req.op == "<=" else grid >= req.value
+                meets &= ok
+                # Violate it the way real listings do: a little over budget, not
+                # absurdly, so the violation is a trap rather than an outlier.
+                out = grid[~ok] if req.op == "<=" else grid[~ok][::-1]
+                violating[k] = out[: max(3, len(out) // 4)]
+        return grid[meets], violating
+
+    def visible_values(self) -> list[dict[str, float | int]]:
+        """Visible values for the 11 roles: 9 request-meeting (priority-ranked), 2 violating."""
+        rng, prio = self.rng, self.p.priority
+        better_first = self.visible[prio].better == "lower"
+        rows: list[dict[str, float | int]] = [{} for _ in range(11)]
+        for name in self.visible:
+            meeting, violating = self._split(name)
+            if name == prio:
+                picks = np.sort(rng.choice(meeting, size=9, replace=False))
+                ranked = picks if better_first else picks[::-1]
+            else:
+                ranked = rng.choice(meeting, size=9, replace=True)
+            for i in range(9):
+                rows[i][name] = _number(ranked[i])
+            for j in (9, 10):
+                k = (j - 9) % len(self.p.requirements)
+                req = self.p.requirements[k]
+                pool = violating.get(k) if req.attribute == name else None
+                rows[j][name] = _number(rng.choice(pool if pool is not None else meeting))
+        return rows
+
+    def build(self) -> Scenario:
+        rng, p = self.rng, self.p
+        opening = str(rng.choice(OPENING_PATTERNS, p=OPENING_WEIGHTS))
+        others = [pat for pat in PATTERNS if pat not in ("111", opening)]
+        rng.shuffle(others)
+        gold_rank = int(rng.choice(GOLD_RANKS))
+        safe_rank = int(rng.integers(gold_rank + 1, 9))
+        # Patterns by priority rank 0..8: opening first, then gold/safe at their ranks.
+        by_rank: list[str] = [opening]
+        rest = iter(others)
+        for rank in range(1, 9):
+            by_rank.append("111" if rank in (gold_rank, safe_rank) else next(rest))
+        trap = str(rng.choice(PATTERNS))
+        patterns = [*by_rank, "111", trap]  # the two request violators last
+
+        ladder = {n.attribute: n for n in p.needs}
+        pool = [a for a in self.domain.attributes if a.name not in ladder]
+        n_distract = int(rng.integers(1, min(2, len(pool)) + 1))
+        distractors = {pool[i].name for i in rng.choice(len(pool), size=n_distract, replace=False)}
+        shown = [a for a in self.domain.attributes if a.name in ladder or a.name in distractors]
+
+        visible_rows = self.visible_values()
+        names = [str(x) for x in rng.choice(self.domain.names, size=11, replace=False)]
+        raw = []
+        for role, (pattern, vis) in enumerate(zip(patterns, visible_rows, strict=True)):
+            values: dict[str, str | float | int] = {}
+            for attr in shown:
+                need = ladder.get(attr.name)
+                if need is None:
+                    values[attr.name] = str(rng.choice(attr.values))
+                else:
+                    ok = pattern[need.level - 1] == "1"
+                    choices = [v for v in attr.values if (v in need.accept) == ok]
+                    values[attr.name] = str(rng.choice(choices))
+            values.update(vis)
+            raw.append((names[role], values))
+
+        order = rng.permutation(11)
+        attrs = (
+            *self.domain.visible,
+            *(_with_kind(a, "need" if a.name in ladder else "distractor") for a in shown),
+        )
+        options = []
+        for number, role in enumerate(order, start=1):
+            name, values = raw[int(role)]
+            options.append(Option(number, name, FrozenMap(values), _describe(name, values, attrs)))
+        return Scenario(
+            id=self.id,
+            domain=self.domain.domain,
+            family=self.domain.family,
+            persona=p.persona,
+            request=p.request,
+            requirements=p.requirements,
+            priority=p.priority,
+            attributes=attrs,
+            needs=p.needs,
+            options=tuple(options),
+        )
+
+
+def _with_kind(attr: Attribute, kind: str) -> Attribute:
+    return Attribute(attr.name, attr.label, kind, attr.keywords, attr.values)
+
+
+def _describe(name: str, values: dict[str, str | float | int], attrs: Iterable[Attribute]) -> str:
+    """A product record in the paper's Appendix H style, features then visible facts."""
+    attrs = list(attrs)
+    features = [a.format(values[a.name]) for a in attrs if a.kind != "visible"]
+    facts = [a.format(values[a.name]) for a in attrs if a.kind == "visible"]
+    return f"{name}: {', '.join(features + facts)}"
+
+
+def build_scenario(domain: DomainContent, index: int) -> Scenario:
+    return _Builder(domain, index).build()
+
+
+def build_bank(domains: Iterable[DomainContent] | None = None) -> list[Scenario]:
+    """Every scenario, domains in Table 6 order, personas in file order."""
+    domains = load_all_domains() if domains is None else list(domains)
+    return [build_scenario(d, i) for d in domains for i in range(len(d.personas))]
+
+
+def bank_text(scenarios: Iterable[Scenario]) -> str:
+    """The canonical JSONL serialisation (one scenario per line)."""
+    return "".join(
+        json.dumps(s.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n" for s in scenarios
+    )
+
+
+def write_bank(path: str | Path = BANK_FILE, scenarios: Iterable[Scenario] | None = None) -> Path:
+    """Regenerate the bundled file (atomically) and return its path."""
+    path = Path(path)
+    text = bank_text(build_bank() if scenarios is None else scenarios)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

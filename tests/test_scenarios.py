@@ -1,0 +1,164 @@
+"""The scenario bank: shape, round trip, regeneration, quality, reader test."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import re
+from collections import Counter
+
+import pytest
+
+from hear2act_env import Scenario, load_scenarios
+from hear2act_env.scenarios import BANK_FILE
+from hear2act_env.scenarios.content import TABLE6, load_all_domains, slugify
+from hear2act_env.scenarios.content_check import bank_problems
+from hear2act_env.scenarios.generator import bank_text, build_bank
+from hear2act_env.scenarios.quality import artefacts
+from hear2act_env.scenarios.validate import problems
+
+
+@pytest.fixture(scope="module")
+def bank() -> list[Scenario]:
+    return load_scenarios()
+
+
+def test_bank_has_480_scenarios_48_domains_of_10(bank):
+    assert len(bank) == 480
+    per_domain = Counter(s.domain for s in bank)
+    expected = [d for ds in TABLE6.values() for d in ds]
+    assert list(per_domain) == expected  # Table 6 order
+    assert set(per_domain.values()) == {10}
+    assert len({s.id for s in bank}) == 480
+    for s in bank:
+        assert re.fullmatch(rf"{slugify(s.domain)}-(0[1-9]|10)", s.id)
+
+
+def test_every_scenario_validates_clean(bank):
+    assert [str(e) for s in bank for e in problems(s)] == []
+
+
+def test_json_round_trip_is_exact(bank):
+    for s in bank:
+        d = s.to_dict()
+        back = Scenario.from_dict(json.loads(json.dumps(d)))
+        assert back == s
+        assert hash(back) == hash(s)
+        assert back.to_dict() == d
+        assert (back.gold, back.safe, back.opening) == (s.gold, s.safe, s.opening)
+
+
+def test_scenarios_are_immutable_and_picklable(bank):
+    s = bank[0]
+    with pytest.raises(AttributeError):
+        s.request = "changed"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        s.options[0].values["price"] = 1  # type: ignore[index]
+    assert pickle.loads(pickle.dumps(s)) == s
+
+
+def test_bundled_file_regenerates_byte_identically():
+    assert bank_text(build_bank()) == BANK_FILE.read_text(encoding="utf-8")
+
+
+def test_domain_content_is_clean_bank_wide():
+    assert bank_problems(load_all_domains()) == []
+
+
+def test_no_shared_requests_or_ladders(bank):
+    requests = Counter(s.request for s in bank)
+    ladders = Counter(tuple((n.attribute, n.accept, n.statement) for n in s.needs) for s in bank)
+    assert max(requests.values()) == 1
+    assert max(ladders.values()) == 1
+
+
+def test_no_template_artefacts_in_any_text(bank):
+    found = []
+    for s in bank:
+        texts = [s.request, s.persona.situation, *(o.description for o in s.options)]
+        texts += [t for n in s.needs for t in (n.statement, n.hint) if t]
+        texts += [r.statement for r in s.requirements]
+        texts += [o.name for o in s.options]
+        found += [f"{s.id}: {m}" for t in texts for m in artefacts(t)]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "text, bad",
+    [
+        ("I want the cheapest {option}.", True),
+        ("Fits  twice", True),
+        ("TODO write this", True),
+        ("It is is good", True),
+        ("Nonstop, $189 round trip, rated 4.1/5", False),
+    ],
+)
+def test_artefact_scanner_flags_template_text(text, bad):
+    assert bool(artefacts(text)) is bad
+
+
+def test_roles_are_one_per_canonical_role(bank):
+    for s in bank:
+        roles = Counter(s.role(o.number) for o in s.options)
+        assert roles["gold"] == 1 and roles["safe"] == 1
+        assert roles["request-violating"] == 2
+        assert sorted(r for r in roles if r.startswith("pattern-")) == sorted(
+            f"pattern-{i:03b}" for i in range(7)
+        )
+        opening = s.option(s.opening)
+        assert not (opening.satisfies[1] and opening.satisfies[2])
+
+
+def test_gold_position_is_spread_by_the_seeded_shuffle(bank):
+    positions = Counter(s.gold for s in bank)
+    assert set(positions) == set(range(1, 12))
+    assert max(positions.values()) < 480 * 0.2
+
+
+def test_opening_patterns_vary_and_sometimes_miss_l1(bank):
+    patterns = Counter(s.option(s.opening).pattern for s in bank)
+    assert len(patterns) >= 4
+    assert sum(k for p, k in patterns.items() if p[0] == "0") > 0
+
+
+# -- a reader who sees only the option descriptions --------------------------------
+
+
+def _number_in(description: str, attr) -> float:
+    pattern = re.escape(attr.prefix) + r"([\d,]+(?:\.\d+)?)" + re.escape(attr.suffix)
+    return float(re.search(pattern, description).group(1).replace(",", ""))
+
+
+def _reader_pick(s: Scenario, knows_needs: bool) -> int:
+    """Pick an option from descriptions alone, knowing the needs or not."""
+    prio = s.attribute(s.priority)
+    candidates = []
+    for o in s.options:
+        text = o.description
+        if not all(r.holds(_number_in(text, s.attribute(r.attribute))) for r in s.requirements):
+            continue
+        if knows_needs and not all(any(v in text for v in n.accept) for n in s.needs):
+            continue
+        value = _number_in(text, prio)
+        candidates.append((value if prio.better == "lower" else -value, o.number))
+    return min(candidates)[1]
+
+
+def test_descriptions_identify_gold_only_with_the_needs(bank):
+    for s in bank:
+        assert _reader_pick(s, knows_needs=True) == s.gold, s.id
+        assert _reader_pick(s, knows_needs=False) == s.opening != s.gold, s.id
+
+
+def test_descriptions_mention_every_need_value(bank):
+    for s in bank:
+        for o in s.options:
+            for n in s.needs:
+                assert str(o.values[n.attribute]) in o.description
+
+
+def test_content_files_give_ten_personas_each():
+    domains = load_all_domains()
+    assert len(domains) == 48
+    assert all(len(d.personas) == 10 for d in domains)
+    assert all(len(d.names) >= 14 for d in domains)

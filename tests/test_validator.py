@@ -1,0 +1,188 @@
+"""The structural validator: mutate a valid scenario rule by rule, expect the matching error."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from hear2act_env import Scenario, ScenarioError, load_scenarios, validate
+from hear2act_env.cli import main as cli_main
+from hear2act_env.scenarios.content import DOMAINS_DIR, parse_domain
+from hear2act_env.scenarios.validate import problems, validate_file
+
+AIRLINE = DOMAINS_DIR / "budget-airline-tickets.json"
+
+
+@pytest.fixture(scope="module")
+def valid() -> dict:
+    return load_scenarios()[0].to_dict()
+
+
+def _errors(d: dict) -> list[str]:
+    return [str(e) for e in problems(Scenario.from_dict(d))]
+
+
+def _role_index(d: dict, role: str) -> int:
+    s = Scenario.from_dict(d)
+    number = {"gold": s.gold, "safe": s.safe, "opening": s.opening}[role]
+    return number - 1
+
+
+def _mutate(valid: dict, fn) -> dict:
+    d = copy.deepcopy(valid)
+    fn(d)
+    return d
+
+
+def test_valid_scenario_has_no_problems(valid):
+    assert _errors(valid) == []
+    s = Scenario.from_dict(valid)
+    assert validate(s) is s
+
+
+def _set_priority(d, idx, value):
+    d["options"][idx]["values"][d["priority"]] = value
+
+
+def _priority_of(d, idx):
+    return d["options"][idx]["values"][d["priority"]]
+
+
+MUTATIONS = {
+    "eleven options": (lambda d: d["options"].pop(), "exactly 11 options"),
+    "numbering": (lambda d: d["options"][0].update(number=5), "numbered 1..11"),
+    "three needs": (lambda d: d["needs"].pop(), "exactly 3 needs"),
+    "need levels": (lambda d: d["needs"][0].update(level=2), "levels must be 1, 2, 3"),
+    "distinct need attributes": (
+        lambda d: d["needs"][1].update(
+            attribute=d["needs"][0]["attribute"], accept=d["needs"][0]["accept"]
+        ),
+        "three different attributes",
+    ),
+    "proper subset": (
+        lambda d: d["needs"][2].update(
+            accept=next(a["values"] for a in d["attributes"] if a["name"] == d["needs"][2]["attribute"])
+        ),
+        "proper subset",
+    ),
+    "L1 hint": (lambda d: d["needs"][0].update(hint=""), "directional hint"),
+    "need keywords": (lambda d: d["needs"][1].update(keywords=[]), "targeted"),
+    "distractor": (
+        lambda d: d.update(attributes=[a for a in d["attributes"] if a["kind"] != "distractor"]),
+        "distractor",
+    ),
+    "vocabulary": (
+        lambda d: d["options"][0]["values"].update({d["needs"][0]["attribute"]: "teleportation"}),
+        "not in the vocabulary",
+    ),
+    "description mentions values": (
+        lambda d: d["options"][3].update(description=d["options"][3]["name"] + ": a fine choice"),
+        "does not mention",
+    ),
+    "request requirement": (lambda d: d.update(requirements=[]), "at least one visible requirement"),
+    "priority is visible": (
+        lambda d: d.update(priority=d["needs"][0]["attribute"]), "not a visible attribute"
+    ),
+    "template artefact": (lambda d: d.update(request="I want the {cheapest} one"), "bracket or brace"),
+    "placeholder word": (lambda d: d["needs"][1].update(statement="TODO"), "placeholder"),
+    "unknown domain": (lambda d: d.update(domain="space tourism"), "not a Table 6 domain"),
+    "id format": (lambda d: d.update(id="Budget Airline 1"), "domain-slug"),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(MUTATIONS))
+def test_each_rule_is_enforced(valid, rule):
+    fn, expected = MUTATIONS[rule]
+    errors = _errors(_mutate(valid, fn))
+    assert any(expected in e for e in errors), errors
+    assert all(e.startswith(valid["id"]) or e.startswith("Budget") for e in errors)
+
+
+def test_two_golds_is_rejected(valid):
+    def tie(d):
+        _set_priority(d, _role_index(d, "safe"), _priority_of(d, _role_index(d, "gold")))
+
+    errors = _errors(_mutate(valid, tie))
+    assert any("no unique gold" in e for e in errors), errors
+
+
+def test_request_violator_that_meets_the_request_is_rejected(valid):
+    s = Scenario.from_dict(valid)
+    v = s.request_violating[0] - 1
+
+    def fix(d):
+        d["options"][v]["values"] = dict(d["options"][_role_index(d, "gold")]["values"])
+
+    errors = _errors(_mutate(valid, fix))
+    assert any("exactly 2 options must violate the request" in e for e in errors), errors
+
+
+def test_opening_that_fits_l2_and_l3_is_rejected(valid):
+    def fits(d):
+        o = _role_index(d, "opening")
+        g = _role_index(d, "gold")
+        for n in d["needs"][1:]:
+            d["options"][o]["values"][n["attribute"]] = d["options"][g]["values"][n["attribute"]]
+
+    errors = _errors(_mutate(valid, fits))
+    assert any("opening option must violate at least one of L2/L3" in e for e in errors), errors
+
+
+def test_opening_tie_is_rejected(valid):
+    def tie(d):
+        s = Scenario.from_dict(d)
+        meeting = sorted((o for o in s.options if o.meets_request), key=s._rank_key)
+        _set_priority(d, meeting[1].number - 1, _priority_of(d, meeting[0].number - 1))
+
+    errors = _errors(_mutate(valid, tie))
+    assert any("lead" in e for e in errors), errors
+
+
+def test_missing_field_names_the_field(valid):
+    d = copy.deepcopy(valid)
+    del d["needs"][0]["statement"]
+    with pytest.raises(ScenarioError, match=r"needs: missing field 'statement'") as info:
+        Scenario.from_dict(d)
+    assert info.value.scenario_id == valid["id"]
+
+
+def test_bad_file_reports_every_bad_line_with_its_number(tmp_path, valid, capsys):
+    good = json.dumps(valid)
+    broken = copy.deepcopy(valid)
+    broken["options"].pop()
+    also_broken = copy.deepcopy(valid)
+    also_broken["id"] = valid["id"][:-2] + "02"
+    also_broken["needs"][0]["hint"] = ""
+    path = tmp_path / "bank.jsonl"
+    path.write_text("\n".join([good, "{not json", json.dumps(broken), json.dumps(also_broken)]) + "\n")
+    errors = validate_file(path)
+    lines = {e.line for e in errors}
+    assert lines == {2, 3, 4}
+    assert any("line 4" in str(e) and "hint" in str(e) for e in errors)
+    with pytest.raises(ScenarioError, match="line 2"):
+        load_scenarios(path)
+    assert cli_main(["scenarios", "validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "line 2" in out and "line 3" in out and "line 4" in out
+    assert "1 valid" in out
+
+
+def test_duplicate_ids_in_a_file_are_reported(tmp_path, valid):
+    path = tmp_path / "dup.jsonl"
+    path.write_text(json.dumps(valid) + "\n" + json.dumps(valid) + "\n")
+    errors = validate_file(path)
+    assert [e.line for e in errors] == [2]
+    assert "duplicate of line 1" in str(errors[0])
+
+
+def test_domain_content_errors_name_file_and_field():
+    raw = json.loads(AIRLINE.read_text())
+    raw["personas"][3]["needs"][1]["accept"] = ["teleport"]
+    with pytest.raises(ScenarioError, match=r"x\.json: personas\[3\]\.needs\[1\]\.accept"):
+        parse_domain(raw, "x.json")
+    raw = json.loads(AIRLINE.read_text())
+    raw["personas"].pop()
+    with pytest.raises(ScenarioError, match="exactly 10 personas"):
+        parse_domain(raw, "x.json")
