@@ -1,0 +1,1 @@
+"""Evaluation: rollouts, pure metrics, bootstrap statistics, tables."""

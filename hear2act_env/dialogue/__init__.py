@@ -1,0 +1,1 @@
+"""The dialogue layer: action parsing, question matching, user engine, realizer."""

@@ -1,0 +1,124 @@
+"""The language realizer: structured :class:`Reaction` -> the user's words.
+
+Two matched realizations of the same reaction:
+
+* ``explicit`` (Explicit lexical): an unresolved L2/L3 need is stated in
+  words (L2 directly after the assent, L3 as qualified assent).
+* ``prosody`` (Prosody-mediated): an unresolved L2/L3 need is *not* in the
+  words; genuine acceptance, voiced concern and reluctant acceptance all take
+  their words from one shared pool of assent phrases, chosen by the same keyed
+  draw whatever the state. The delivery label carries the difference.
+
+Requirement violations, L1 rejections and the safe option's visible drawback
+are lexical in both. Every phrase choice is a keyed draw on (seed, scenario,
+turn, purpose), so the same turn gets the same words in matched rollouts.
+"""
+
+from __future__ import annotations
+
+from ..scenarios import Scenario
+from .engine import Draws, Reaction
+
+# Shared assent pool: the *same* words can be bright or hesitant.
+ASSENT = (
+    "Okay, sounds good.",
+    "That could work...",
+    "Sure, that one.",
+    "Alright, I think that works.",
+    "Okay, that one then.",
+    "Yeah, that should be fine.",
+    "Mm, okay.",
+    "Right, okay.",
+    "Okay, I can see that.",
+    "I guess that works.",
+)
+STRONG = ("One thing matters a lot to me, though:", "But I should say this:", "Actually, one important thing:")
+MILD = ("One minor thing, though:", "It's not a dealbreaker, but:", "Though if I'm honest:")
+REJECT = ("No, that won't work.", "That's not going to work for me.", "No, sorry, not that one.",
+          "Hmm, no.")
+ANSWER = ("", "Good question.", "Well,", "Let me think.", "Right, so.")
+RESTATE = ("Like I said,", "As I mentioned,", "Again,")
+IRRELEVANT = ("That doesn't matter much to me.", "Honestly, I don't mind either way on that.",
+              "That's not something I care much about.")
+COVERS = ("Honestly, that one covers what I need.", "No, that one has everything I was looking for.",
+          "I think that one covers it.")
+SAFE = ("It covers everything I need, but", "It has what I need, but", "It would do, but")
+HINT = ("Let me put it this way.", "What I can tell you is this.", "Here's the thing.")
+REFUSE = ("No, I can't go with that one.", "I can't accept that one.", "Wait, no, not that one.")
+ACCEPT = ("Great, let's go with that.", "Okay, let's do it.", "Perfect, thank you.",
+          "Alright, let's go ahead with it.")
+REPHRASE = ("Sorry, I didn't follow. Could you put that another way?",
+            "I'm not sure what you mean. Can you rephrase that?",
+            "Sorry, what are you suggesting exactly?")
+
+
+def _lower_first(text: str) -> str:
+    if text.startswith(("I ", "I'")) or not text:
+        return text
+    return text[0].lower() + text[1:]
+
+
+def _join(opener: str, sentence: str) -> str:
+    if not opener:
+        return sentence
+    if opener.endswith(","):
+        return f"{opener} {_lower_first(sentence)}"
+    return f"{opener} {sentence}"
+
+
+class Realizer:
+    """Words for reactions in one episode (stateless apart from the draws)."""
+
+    def __init__(self, scenario: Scenario, realization: str, draws: Draws) -> None:
+        self.s = scenario
+        self.realization = realization
+        self.draws = draws
+
+    def _pick(self, pool: tuple[str, ...], turn: int, purpose: str) -> str:
+        return pool[self.draws.pick(len(pool), purpose, self.s.id, turn)]
+
+    def assent(self, turn: int) -> str:
+        """The shared-pool assent for this turn: independent of state by construction."""
+        return self._pick(ASSENT, turn, "assent")
+
+    def _about(self, r: Reaction) -> str:
+        """The plain sentence a reaction's words state (need, requirement, ...)."""
+        if r.topic == "requirement":
+            assert r.requirement is not None
+            return self.s.requirements[r.requirement].statement
+        assert r.level is not None
+        return self.s.need(r.level).statement
+
+    def words(self, r: Reaction, turn: int) -> str:
+        s, pick = self.s, self._pick
+        if r.act == "react":
+            if r.topic in ("requirement",) or (r.topic == "need" and r.level == 1):
+                return _join(pick(REJECT, turn, "reject"), self._about(r))
+            if r.topic == "safe":
+                worse = s.attribute(s.priority).worse
+                return f"{pick(SAFE, turn, 'safe')} {worse}."
+            if r.topic == "need":  # explicit L2/L3
+                connector = pick(STRONG if r.level == 2 else MILD, turn, "qualifier")
+                return f"{self.assent(turn)} {connector} {self._about(r)}"
+            return self.assent(turn)  # resolved, or prosody-mediated L2/L3
+        if r.act == "answer":
+            if r.topic in ("need", "requirement"):
+                opener = pick(RESTATE if r.restated else ANSWER, turn, "answer")
+                return _join(opener, self._about(r))
+            if r.topic == "irrelevant":
+                return pick(IRRELEVANT, turn, "irrelevant")
+            if r.topic == "covers":
+                return pick(COVERS, turn, "covers")
+            if r.topic == "safe":
+                return f"{pick(SAFE, turn, 'safe')} {s.attribute(s.priority).worse}."
+            if r.topic == "priority":
+                attr = s.attribute(s.priority)
+                goal = "keeping the {} down" if attr.better == "lower" else "a strong {}"
+                return f"The main thing for me is {goal.format(attr.label)}."
+        if r.act == "hint":
+            return f"{pick(HINT, turn, 'hint')} {s.need(1).hint}"
+        if r.act == "refuse":
+            return f"{pick(REFUSE, turn, 'refuse')} {self._about(r)}"
+        if r.act == "accept":
+            return pick(ACCEPT, turn, "accept")
+        return pick(REPHRASE, turn, "rephrase")

@@ -1,0 +1,301 @@
+"""The Hear2Act Gymnasium environment."""
+
+from __future__ import annotations
+
+import string
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
+from .dialogue.engine import Draws, Reaction, UserEngine, assess
+from .dialogue.realizer import Realizer
+from .scenarios import Scenario, load_scenarios
+from .state_tags import StateChannel
+
+MAX_TURNS = 20
+MAX_UTTERANCE = 1000  # characters of an assistant turn kept in the transcript
+MAX_TEXT = 64_000
+# What each access condition shows, beyond the options. Audio conditions
+# ("A", "A+T", "T+S_hat", "T+affect") plug into this table.
+ACCESS: dict[str, tuple[str, ...]] = {
+    "T": ("transcript",),
+    "T+S": ("transcript", "state"),
+}
+INTERVENTIONS = ("correct", "none", "always_resolved", "always_unresolved", "shuffled")
+
+
+@lru_cache(maxsize=1)
+def _charset() -> frozenset[str]:
+    """Every character an observation may contain (agent text outside it is replaced by '?')."""
+    from .dialogue import realizer
+
+    chars = set(string.printable)
+    for s in load_scenarios():
+        chars.update(s.request + "".join(o.description for o in s.options))
+        chars.update("".join(r.statement for r in s.requirements))
+        chars.update("".join(n.statement + n.hint for n in s.needs))
+        chars.update("".join(a.worse + a.label for a in s.attributes))
+    for name in dir(realizer):
+        pool = getattr(realizer, name)
+        if isinstance(pool, tuple) and all(isinstance(p, str) for p in pool):
+            chars.update("".join(pool))
+    return frozenset(chars - {"\x0b", "\x0c"})
+
+
+class Hear2ActEnv(gym.Env[dict[str, str], str]):
+    """
+    ## Description
+    Hear2Act (arXiv 2608.19515) asks when a user's prosody, not their words,
+    should change what a task assistant does. The agent plays a service
+    assistant helping a simulated user pick one of 11 options. The user has
+    three hidden needs: L1 (hard constraint), L2 (strong preference) and L3
+    (moderate preference). The assistant uncovers them by asking, and
+    succeeds when it confirms the single option that meets the request and
+    all three needs (the *gold*).
+
+    Two matched realizations of the same user: under **Explicit lexical**
+    responses (``Hear2Act-Explicit-v0``) an unmet L2/L3 need is stated in
+    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v0``)
+    it is absent from the words: the user says the same assent ("That could
+    work...") whether the option is right or not, and only the delivery
+    (hesitant, concerned, ...) tells. The full rules are in PROTOCOL.md.
+
+    ## Action Space
+    ``gymnasium.spaces.Text``: one assistant turn in the paper's format
+    (card P6a, plus CLARIFY)::
+
+        [ACTION: RECOMMEND] [OPTION: 3] How about the Breeze Line 88?
+        [ACTION: ASK] Do you mind a layover?
+        [ACTION: CLARIFY] Could you say more about what you need?
+        [ACTION: CONFIRM] Great, I'll book it.
+
+    Case and spacing variants are accepted. Anything else (or an option
+    number out of range) is an *invalid action*: it costs a turn, the user
+    asks to rephrase, and ``info["invalid_action"]`` says why.
+    ``step`` never raises on a string.
+
+    ## Observation Space
+    ``gymnasium.spaces.Dict`` of ``Text``:
+
+    - ``"transcript"``: the dialogue so far, one ``User: ...`` /
+      ``Assistant: ...`` line per turn;
+    - ``"options"``: the 11 numbered option descriptions;
+    - ``"state"`` (access ``"T+S"``): ``CONCERN STATE: <delivery>
+      (resolved|unresolved)`` for the current recommendation, or what the
+      state intervention puts there (empty for ``"none"``).
+
+    ## Starting State
+    The scenario is ``options["scenario_id"]`` or drawn by the seed. The
+    first observation already holds the user's request, the standardised
+    opening recommendation (the option that leads on the request's priority,
+    e.g. the cheapest; it counts as assistant turn 1) and the user's reaction.
+
+    ## Rewards
+    1.0 at the end of a successful episode (final selection is the gold),
+    else 0.0. ``turn_cost`` (default 0) subtracts a cost per agent turn.
+
+    ## Episode End
+    Terminated when the assistant CONFIRMs an option the user did not reject
+    (final selection = that option). Truncated after ``max_turns`` (20)
+    assistant turns, the opening included (final selection = the last
+    recommended option).
+
+    ## Information
+    Every step: ``state`` (resolved/reluctant/concern/rejection, of the
+    current recommendation), ``delivery`` (the label this user turn is
+    delivered with; ``neutral`` for answers), ``action`` (parsed kind or
+    ``invalid``), ``invalid_action`` (reason or ``""``), ``disclosed``
+    (levels disclosed so far), ``current`` (recommended option number),
+    ``turn``. Reset adds ``scenario_id`` and ``realization``. At the end
+    ``info["outcome"]``: ``success``, ``final_option``, ``turns``,
+    ``premature_closure``, ``full_disclosure``, ``n_disclosed``,
+    ``accept_rate``, ``fullfit_rate`` (over agent recommendation turns;
+    ``None`` when there were none), ``recommendations``, ``action_counts``.
+
+    ## Arguments
+    ``gymnasium.make("Hear2Act-Prosody-v0", access="T",
+    state_intervention="correct", scenarios=None, max_turns=20,
+    turn_cost=0.0, render_mode=None)``
+
+    - ``access``: ``"T"`` (transcript) or ``"T+S"`` (transcript + state tag).
+    - ``state_intervention`` (``"T+S"`` only): ``"correct"``, ``"none"``,
+      ``"always_resolved"``, ``"always_unresolved"``, ``"shuffled"`` (each tag
+      drawn independently from the shipped distribution of true tags).
+    - ``scenarios``: a JSONL path or a list of ``Scenario``; default the
+      bundled 480.
+    - ``render_mode``: ``"ansi"`` (returns the transcript) or ``"human"``.
+
+    ## Version History
+    - v0: initial release (scenario bank v1).
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        realization: str = "prosody",
+        access: str = "T",
+        state_intervention: str = "correct",
+        scenarios: str | Path | Sequence[Scenario] | None = None,
+        max_turns: int = MAX_TURNS,
+        turn_cost: float = 0.0,
+        render_mode: str | None = None,
+    ) -> None:
+        if access not in ACCESS:
+            raise ValueError(f"access must be one of {tuple(ACCESS)}, got {access!r}")
+        if state_intervention not in INTERVENTIONS:
+            raise ValueError(f"state_intervention must be one of {INTERVENTIONS}, got {state_intervention!r}")
+        if state_intervention != "correct" and "state" not in ACCESS[access]:
+            raise ValueError(f"state_intervention={state_intervention!r} needs an access with a state tag")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if max_turns < 2:
+            raise ValueError(f"max_turns must be at least 2, got {max_turns}")
+        if scenarios is None or isinstance(scenarios, str | Path):
+            self.scenarios = load_scenarios(scenarios)
+        else:
+            self.scenarios = list(scenarios)
+        if not self.scenarios:
+            raise ValueError("no scenarios to play")
+        self._by_id = {s.id: i for i, s in enumerate(self.scenarios)}
+        self.realization = realization
+        self.access = access
+        self.keys = ("options", *ACCESS[access])
+        self.state_channel = StateChannel(state_intervention)
+        self.max_turns = max_turns
+        self.turn_cost = float(turn_cost)
+        self.render_mode = render_mode
+        charset = _charset()
+        text = spaces.Text(max_length=MAX_TEXT, charset=charset)
+        self.observation_space = spaces.Dict({k: text for k in self.keys})
+        self.action_space = spaces.Text(max_length=MAX_UTTERANCE, charset=string.printable)
+        self._charset = charset
+        self.scenario: Scenario | None = None
+
+    # -- episode -------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, str], dict[str, Any]]:
+        super().reset(seed=seed)
+        sid = (options or {}).get("scenario_id")
+        if sid is None:
+            index = int(self.np_random.integers(len(self.scenarios)))
+        elif sid in self._by_id:
+            index = self._by_id[sid]
+        else:
+            raise ValueError(f"unknown scenario_id {sid!r}")
+        self.scenario = s = self.scenarios[index]
+        self.draws = Draws(int(self.np_random.integers(2**63 - 1)))
+        self.engine = UserEngine(s, self.realization, self.draws)
+        self.realizer = Realizer(s, self.realization, self.draws)
+        self._lines = [f"User: {s.request}"]
+        opening = format_action(
+            "recommend", f"Based on your request, I'd recommend {s.option(s.opening).name}.", s.opening
+        )
+        reaction = self.engine.open()
+        self._lines.append(f"Assistant: {opening}")
+        self._lines.append(f"User: {self.realizer.words(reaction, 1)}")
+        self._last = reaction
+        self._counts = Counter({k: 0 for k in (*KINDS, INVALID)})
+        self._recs: list[int] = []
+        self._options_text = "\n".join(f"{o.number}. {o.description}" for o in s.options)
+        info = self._info(reaction, Action("recommend", option=s.opening))
+        info.update(scenario_id=s.id, realization=self.realization)
+        return self._observation(), info
+
+    def step(self, action: str) -> tuple[dict[str, str], float, bool, bool, dict[str, Any]]:
+        if self.scenario is None:
+            raise RuntimeError("call reset() before step()")
+        if self.engine.done or self.engine.turn >= self.max_turns:
+            raise RuntimeError("the episode has ended; call reset()")
+        parsed = parse_action(action, len(self.scenario.options))
+        self._counts[parsed.kind] += 1
+        if parsed.kind == "recommend":
+            assert parsed.option is not None
+            self._recs.append(parsed.option)
+        reaction = self.engine.respond(parsed)
+        turn = self.engine.turn
+        shown = self._sanitize(action if isinstance(action, str) else repr(action))
+        self._lines.append(f"Assistant: {shown}")
+        self._lines.append(f"User: {self.realizer.words(reaction, turn)}")
+        self._last = reaction
+        terminated = reaction.act == "accept"
+        truncated = not terminated and turn >= self.max_turns
+        info = self._info(reaction, parsed)
+        reward = -self.turn_cost if self.turn_cost else 0.0
+        if terminated or truncated:
+            info["outcome"] = outcome = self._outcome(terminated)
+            reward += 1.0 if outcome["success"] else 0.0
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward, terminated, truncated, info
+
+    # -- views ---------------------------------------------------------------
+    def _sanitize(self, text: str) -> str:
+        text = " ".join(text.split())[:MAX_UTTERANCE]
+        charset = self._charset
+        return text if all(c in charset for c in text) else "".join(c if c in charset else "?" for c in text)
+
+    def _observation(self) -> dict[str, str]:
+        obs = {"options": self._options_text}
+        if "transcript" in self.keys:
+            obs["transcript"] = "\n".join(self._lines)[-MAX_TEXT:]
+        if "state" in self.keys:
+            obs["state"] = self.state_channel.tag(self._last, self.draws, self.engine.turn)
+        return obs
+
+    def _info(self, reaction: Reaction, action: Action) -> dict[str, Any]:
+        return {
+            "state": reaction.state,
+            "delivery": reaction.delivery,
+            "action": action.kind,
+            "invalid_action": action.error,
+            "disclosed": tuple(sorted(self.engine.disclosed)),
+            "current": self.engine.current,
+            "turn": self.engine.turn,
+        }
+
+    def _outcome(self, terminated: bool) -> dict[str, Any]:
+        s = self.scenario
+        assert s is not None
+        final = self.engine.current
+        fits = [assess(s, n) for n in self._recs]
+        accepts = sum(a.issue in ("none", "L3", "safe") for a in fits)
+        fullfits = sum(a.issue in ("none", "safe") for a in fits)
+        n = len(fits)
+        return {
+            "scenario_id": s.id,
+            "success": final == s.gold,
+            "final_option": final,
+            "confirmed": terminated,
+            "turns": self.engine.turn,
+            "premature_closure": terminated and final != s.gold,
+            "full_disclosure": len(self.engine.disclosed) == 3,
+            "n_disclosed": len(self.engine.disclosed),
+            "recommendations": n,
+            "accepts": accepts,
+            "fullfits": fullfits,
+            "accept_rate": accepts / n if n else None,
+            "fullfit_rate": fullfits / n if n else None,
+            "action_counts": dict(self._counts),
+        }
+
+    @property
+    def transcript(self) -> str:
+        return "\n".join(self._lines)
+
+    def render(self) -> str | None:
+        if self.scenario is None:
+            return None
+        if self.render_mode == "ansi":
+            return self.transcript
+        if self.render_mode == "human":
+            print(self._lines[-1] if len(self._lines) > 3 else self.transcript)
+        return None
+
