@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-import hear2act_env  # noqa: F401  (registers the env ids)
+import hear2act_env
 from agents import Agent, make_agent
 
 
@@ -33,11 +33,15 @@ def run_condition(
     **agent_kwargs: Any,
 ) -> Iterator[dict[str, Any]]:
     """Every scenario (or the given ones) once under one condition, seeds ``seed + i``."""
+    if env_id not in hear2act_env.ENV_IDS:
+        raise ValueError(f"unknown env id {env_id!r}; choose from {sorted(hear2act_env.ENV_IDS)}")
     env = gym.make(env_id, access=access, state_intervention=state_intervention,
                    disable_env_checker=True)
     agent = make_agent(agent_name, **agent_kwargs)
     ids = list(scenario_ids) if scenario_ids is not None else [s.id for s in env.unwrapped.scenarios]
     for i, sid in enumerate(ids):
         row = run_episode(env, agent, sid, seed + i)
-        row.update(env_id=env_id, agent=agent_name, access=access, intervention=state_intervention, seed=seed + i)
+        row.update(
+            env_id=env_id, agent=agent_name, access=access, intervention=state_intervention, seed=seed + i
+        )
         yield row

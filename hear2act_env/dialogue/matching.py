@@ -20,7 +20,11 @@ from ..scenarios import Scenario
 
 # Single words too generic to make a question targeted on their own.
 GENERIC = frozenset(
-    ["a", "an", "and", "any", "anything", "are", "be", "can", "do", "does", "else", "for", "have", "how", "i", "if", "important", "in", "is", "it", "like", "long", "matter", "matters", "me", "more", "much", "my", "need", "needs", "of", "on", "one", "option", "options", "or", "other", "that", "the", "there", "this", "to", "want", "what", "when", "which", "will", "with", "would", "you", "your", "good", "work", "works"]
+    """
+    a an and any anything are be can do does else for have how i if important in is it like
+    long matter matters me more much my need needs of on one option options or other that the
+    there this to want what when which will with would you your good work works
+    """.split()
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
 

@@ -32,7 +32,9 @@ ASSENT = (
     "Okay, I can see that.",
     "I guess that works.",
 )
-STRONG = ("One thing matters a lot to me, though:", "But I should say this:", "Actually, one important thing:")
+STRONG = (
+    "One thing matters a lot to me, though:", "But I should say this:", "Actually, one important thing:"
+)
 MILD = ("One minor thing, though:", "It's not a dealbreaker, but:", "Though if I'm honest:")
 REJECT = ("No, that won't work.", "That's not going to work for me.", "No, sorry, not that one.",
           "Hmm, no.")
