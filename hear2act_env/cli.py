@@ -15,6 +15,9 @@ from collections.abc import Sequence
 # `hear2act scenarios ...` never pays for the env or agents.
 COMMANDS: dict[str, str] = {
     "scenarios": "hear2act_env.scenarios.cli",
+    "rollout": "eval.cli",
+    "demo": "eval.cli",
+    "play": "eval.play",
 }
 
 
@@ -24,8 +27,9 @@ def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentPars
         description="Hear2Act: when should a user's prosody change what an assistant does?",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in commands or COMMANDS:
-        importlib.import_module(COMMANDS[name]).register(sub)
+    modules = dict.fromkeys(COMMANDS[name] for name in (commands or COMMANDS))
+    for module in modules:
+        importlib.import_module(module).register(sub)
     return parser
 
 

@@ -172,9 +172,9 @@ class Hear2ActEnv(gym.Env[dict[str, str], str]):
         self.turn_cost = float(turn_cost)
         self.render_mode = render_mode
         charset = _charset()
-        text = spaces.Text(max_length=MAX_TEXT, charset=charset)
+        text = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=charset)
         self.observation_space = spaces.Dict({k: text for k in self.keys})
-        self.action_space = spaces.Text(max_length=MAX_UTTERANCE, charset=string.printable)
+        self.action_space = spaces.Text(max_length=MAX_UTTERANCE, min_length=0, charset=string.printable)
         self._charset = charset
         self.scenario: Scenario | None = None
 

@@ -38,8 +38,8 @@ STRONG = (
 MILD = ("One minor thing, though:", "It's not a dealbreaker, but:", "Though if I'm honest:")
 REJECT = ("No, that won't work.", "That's not going to work for me.", "No, sorry, not that one.",
           "Hmm, no.")
-ANSWER = ("", "Good question.", "Well,", "Let me think.", "Right, so.")
-RESTATE = ("Like I said,", "As I mentioned,", "Again,")
+ANSWER = ("", "Good question.", "Let me think.", "Right, so:", "Honestly:")
+RESTATE = ("Like I said:", "As I mentioned:", "Again:")
 IRRELEVANT = ("That doesn't matter much to me.", "Honestly, I don't mind either way on that.",
               "That's not something I care much about.")
 COVERS = ("Honestly, that one covers what I need.", "No, that one has everything I was looking for.",
@@ -54,18 +54,9 @@ REPHRASE = ("Sorry, I didn't follow. Could you put that another way?",
             "Sorry, what are you suggesting exactly?")
 
 
-def _lower_first(text: str) -> str:
-    if text.startswith(("I ", "I'")) or not text:
-        return text
-    return text[0].lower() + text[1:]
-
-
 def _join(opener: str, sentence: str) -> str:
-    if not opener:
-        return sentence
-    if opener.endswith(","):
-        return f"{opener} {_lower_first(sentence)}"
-    return f"{opener} {sentence}"
+    """Opener + sentence; the sentence (a need or requirement statement) stays verbatim."""
+    return f"{opener} {sentence}" if opener else sentence
 
 
 class Realizer:

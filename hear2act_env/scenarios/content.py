@@ -290,6 +290,10 @@ def parse_domain(raw: Any, where: str) -> DomainContent:
     attrs = {a.name: a for a in attrs_list}
     phrases = [(a.name, v) for a in attrs_list for v in a.values]
     for name, v in phrases:
+        if ", " in v:
+            raise c.fail(
+                f"attributes.{name}.values", f"{v!r} contains a comma and space; descriptions join values so"
+            )
         for other, w in phrases:
             if v != w and v.lower() in w.lower():
                 raise c.fail(

@@ -1,0 +1,71 @@
+"""``hear2act rollout``, ``hear2act play`` and ``hear2act demo``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hear2act_env import ENV_IDS
+
+from .metrics import format_table, summarize
+
+COLUMNS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
+# The demo grid: (agent, access) on both realizations over all 480 scenarios.
+DEMO = (("random", "T"), ("confirm", "T"), ("transcript-rule", "T"), ("state-rule", "T+S"), ("oracle", "T"))
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from agents import AGENTS
+
+    r = subparsers.add_parser("rollout", help="run an agent over scenarios and summarise")
+    r.add_argument("--agent", required=True, choices=sorted(AGENTS))
+    r.add_argument("--env", default="Hear2Act-Prosody-v0", choices=sorted(ENV_IDS))
+    r.add_argument("--access", default="T")
+    r.add_argument("--intervention", default="correct")
+    r.add_argument("--n", type=int, default=None, help="first N scenarios (default: all 480)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--quiet", action="store_true", help="summary only")
+    r.set_defaults(func=_rollout)
+
+    d = subparsers.add_parser("demo", help="quick evaluation of the baseline agents on CPU")
+    d.add_argument("--n", type=int, default=None, help="first N scenarios (default: all 480)")
+    d.add_argument("--seed", type=int, default=0)
+    d.set_defaults(func=_demo)
+
+
+def _ids(n: int | None) -> list[str] | None:
+    if n is None:
+        return None
+    from hear2act_env import load_scenarios
+
+    return [s.id for s in load_scenarios()[:n]]
+
+
+def _rollout(args: argparse.Namespace) -> int:
+    from .rollout import run_condition
+
+    rows = []
+    for row in run_condition(args.env, args.agent, args.access, args.intervention, _ids(args.n), args.seed):
+        rows.append(row)
+        if not args.quiet:
+            print(f"{row['scenario_id']:<42} success={int(row['success'])} final={row['final_option']:>2} "
+                  f"turns={row['turns']:>2} disclosed={row['n_disclosed']} "
+                  f"premature={int(row['premature_closure'])}")
+    label = f"{args.agent} {args.env} {args.access}"
+    print(format_table({label: summarize(rows)}, COLUMNS))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .rollout import run_condition
+
+    t0 = time.perf_counter()
+    summaries, episodes = {}, 0
+    for agent, access in DEMO:
+        for env_id in ENV_IDS:
+            rows = list(run_condition(env_id, agent, access, scenario_ids=_ids(args.n), seed=args.seed))
+            episodes += len(rows)
+            summaries[f"{agent:<15} {access:<4} {env_id.split('-')[1]}"] = summarize(rows)
+    print(format_table(summaries, COLUMNS))
+    print(f"\n{episodes} episodes in {time.perf_counter() - t0:.1f}s")
+    return 0

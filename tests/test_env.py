@@ -1,0 +1,196 @@
+"""Gymnasium discipline: check_env, determinism, pickling, parser fuzzing."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hear2act_env
+from agents import make_agent
+from hear2act_env.dialogue.actions import parse_action
+from hear2act_env.env import ACCESS, INTERVENTIONS
+
+CONDITIONS = [
+    (env_id, access, intervention)
+    for env_id in hear2act_env.ENV_IDS
+    for access in ACCESS
+    for intervention in INTERVENTIONS
+    if intervention == "correct" or "state" in ACCESS[access]
+]
+
+
+def test_ids_are_registered_with_string_entry_points():
+    for env_id in hear2act_env.ENV_IDS:
+        spec = gym.spec(env_id)
+        assert spec.entry_point == "hear2act_env.env:Hear2ActEnv"
+
+
+@pytest.mark.parametrize("env_id, access, intervention", CONDITIONS)
+def test_check_env_passes_without_warnings(env_id, access, intervention):
+    env = gym.make(env_id, access=access, state_intervention=intervention)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("env_id, access, intervention", CONDITIONS)
+def test_observations_stay_in_space(env_id, access, intervention):
+    env = gym.make(env_id, access=access, state_intervention=intervention)
+    agent = make_agent("random", seed=3)
+    for seed in range(5):
+        obs, info = env.reset(seed=seed)
+        agent.reset(obs, info)
+        assert env.observation_space.contains(obs)
+        done = False
+        while not done:
+            obs, _, term, trunc, _ = env.step(agent.act(obs))
+            assert env.observation_space.contains(obs)
+            done = term or trunc
+
+
+def _rollout(env, seed, actions):
+    obs, info = env.reset(seed=seed)
+    trace = [(obs, info)]
+    for a in actions:
+        obs, r, term, trunc, info = env.step(a)
+        trace.append((obs, r, term, trunc, info))
+        if term or trunc:
+            break
+    return trace
+
+
+ACTIONS = [
+    "[ACTION: ASK] Is there anything else?",
+    "[ACTION: RECOMMEND] [OPTION: 2] this?",
+    "[ACTION: RECOMMEND] [OPTION: 7] or this?",
+    "[ACTION: CLARIFY] hmm",
+    "nonsense",
+    "[ACTION: CONFIRM] ok",
+] * 4
+
+
+@pytest.mark.parametrize("env_id", sorted(hear2act_env.ENV_IDS))
+def test_same_seed_two_envs_identical_rollouts(env_id):
+    a = gym.make(env_id, access="T+S", state_intervention="shuffled")
+    b = gym.make(env_id, access="T+S", state_intervention="shuffled")
+    for seed in (0, 1, 123):
+        assert _rollout(a, seed, ACTIONS) == _rollout(b, seed, ACTIONS)
+    assert _rollout(a, 0, ACTIONS) != _rollout(a, 1, ACTIONS)
+
+
+def test_pickle_round_trip_mid_episode():
+    env = gym.make("Hear2Act-Prosody-v0", access="T+S").unwrapped
+    env.reset(seed=5)
+    env.step(ACTIONS[0])
+    clone = pickle.loads(pickle.dumps(env))
+    for action in ACTIONS[1:6]:
+        assert env.step(action) == clone.step(action)
+
+
+def test_reset_with_scenario_id_and_unknown_id():
+    env = gym.make("Hear2Act-Explicit-v0")
+    sid = env.unwrapped.scenarios[3].id
+    _, info = env.reset(seed=0, options={"scenario_id": sid})
+    assert info["scenario_id"] == sid
+    with pytest.raises(ValueError, match="unknown scenario_id 'nope'"):
+        env.reset(seed=0, options={"scenario_id": "nope"})
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"access": "X"}, "access must be one of"),
+        ({"state_intervention": "maybe"}, "state_intervention must be one of"),
+        ({"access": "T", "state_intervention": "shuffled"}, "needs an access with a state tag"),
+        ({"scenarios": []}, "no scenarios"),
+        ({"max_turns": 1}, "max_turns"),
+    ],
+)
+def test_bad_arguments_raise_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        gym.make("Hear2Act-Prosody-v0", **kwargs)
+
+
+def test_step_before_reset_and_after_end_raise():
+    env = gym.make("Hear2Act-Prosody-v0", disable_env_checker=True).unwrapped
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step("[ACTION: CONFIRM]")
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, term, trunc, _ = env.step("[ACTION: ASK] anything else?")
+        done = term or trunc
+    with pytest.raises(RuntimeError, match="ended"):
+        env.step("[ACTION: CONFIRM]")
+
+
+# -- the action parser ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, kind, option",
+    [
+        ("[ACTION: RECOMMEND] [OPTION: 3] How about it?", "recommend", 3),
+        ("[action:recommend][option:11]", "recommend", 11),
+        ("  [ Action : Recommend ]  [ Option: 4 ] x", "recommend", 4),
+        ("ACTION: RECOMMEND OPTION 5 the fifth", "recommend", 5),
+        ("Sure! [ACTION: ASK] Any budget flexibility?", "ask", None),
+        ("[ACTION: CLARIFY]", "clarify", None),
+        ("[ACTION: CONFIRM] Booking it.", "confirm", None),
+    ],
+)
+def test_parser_accepts_variants(text, kind, option):
+    a = parse_action(text)
+    assert (a.kind, a.option) == (kind, option)
+    assert a.error == ""
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("[ACTION: RECOMMEND] [OPTION: 12] hi", "out of range 1..11"),
+        ("[ACTION: RECOMMEND] [OPTION: 0]", "out of range"),
+        ("[ACTION: RECOMMEND] the cheap one", "needs [OPTION: n]"),
+        ("[ACTION: ASK]   ", "needs a question"),
+        ("I recommend option 3", "no [ACTION"),
+        ("", "no [ACTION"),
+    ],
+)
+def test_parser_rejects_with_reason(text, reason):
+    a = parse_action(text)
+    assert a.kind == "invalid"
+    assert reason in a.error
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=300))
+def test_parser_never_raises(text):
+    a = parse_action(text)
+    assert a.kind in ("recommend", "ask", "clarify", "confirm", "invalid")
+    assert a.valid == (a.error == "")
+    if a.kind == "recommend":
+        assert 1 <= a.option <= 11
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=200))
+def test_env_step_never_raises_on_any_string(text):
+    env = gym.make("Hear2Act-Prosody-v0", disable_env_checker=True).unwrapped
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step(text)
+    assert env.observation_space.contains(obs)
+    assert info["action"] in ("recommend", "ask", "clarify", "confirm", "invalid")
+
+
+def test_non_string_action_is_invalid_not_an_exception():
+    env = gym.make("Hear2Act-Prosody-v0", disable_env_checker=True).unwrapped
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(42)  # type: ignore[arg-type]
+    assert info["action"] == "invalid"
+    assert "must be a string" in info["invalid_action"]
