@@ -229,7 +229,7 @@ def test_confirming_a_rejected_option_is_refused_and_dialogue_continues():
         bad = by_role(s, "requirement")[0]
         start(env, s)
         env.step(rec(bad))
-        obs, r, term, trunc, info = env.step(CONFIRM)
+        obs, r, term, trunc, _ = env.step(CONFIRM)
         assert not term and not trunc and r == 0.0
         assert s.requirements[0].statement in last_user(obs) or s.requirements[-1].statement in last_user(obs)
 
@@ -301,7 +301,8 @@ def test_matched_rollouts_share_reactions_deliveries_and_states():
         for a in actions:
             o1, _, t1, _, i1 = pro.step(a)
             o2, _, t2, _, i2 = exp.step(a)
-            assert (i1["state"], i1["delivery"], i1["current"]) == (i2["state"], i2["delivery"], i2["current"])
+            keys = ("state", "delivery", "current")
+            assert [i1[k] for k in keys] == [i2[k] for k in keys]
             assert o1["state"] == o2["state"]
             w1, w2 = last_user(o1), last_user(o2)
             if pro._last.act == "react" and pro._last.level in (2, 3):

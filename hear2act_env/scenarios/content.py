@@ -167,7 +167,7 @@ def _visible(c: _Checker, raw: Mapping[str, Any], i: int) -> tuple[Attribute, Vi
     low = float(c.get(raw, "min", (int, float), f))
     high = float(c.get(raw, "max", (int, float), f))
     step = float(c.get(raw, "step", (int, float), f))
-    if not (low < high and step > 0 and (high - low) / step >= 20):
+    if not (low < high and step > 0 and round((high - low) / step, 6) >= 20):
         raise c.fail(f, "need min < max and at least 20 steps between them")
     attr = Attribute(
         name=c.text(raw, "name", f),
@@ -220,8 +220,8 @@ def _persona(
         value = float(c.get(r, "value", (int, float), rf))
         rng = ranges[attr]
         # Room on both sides: 9 request-meeting values and 2 violating ones.
-        room_in = (value - rng.low if op == "<=" else rng.high - value) / rng.step
-        room_out = (rng.high - value if op == "<=" else value - rng.low) / rng.step
+        room_in = round((value - rng.low if op == "<=" else rng.high - value) / rng.step, 6)
+        room_out = round((rng.high - value if op == "<=" else value - rng.low) / rng.step, 6)
         # The priority attribute needs 9 distinct request-meeting values.
         need_in = 12 if attr == raw.get("priority") else 3
         if room_in < need_in or room_out < 3:
