@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "rollout": "eval.cli",
     "demo": "eval.cli",
     "play": "eval.play",
+    "listen": "eval.listen",
 }
 
 

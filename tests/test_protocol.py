@@ -13,7 +13,7 @@ from hear2act_env import load_scenarios
 from hear2act_env.dialogue.actions import format_action
 from hear2act_env.dialogue.engine import DELIVERY, assess
 from hear2act_env.dialogue.matching import normalize
-from hear2act_env.dialogue.realizer import ASSENT
+from hear2act_env.dialogue.realizer import ASSENT, IRRELEVANT
 
 BANK = load_scenarios()
 GENERAL = format_action("ask", "Is there anything else I should know?")
@@ -206,9 +206,11 @@ def test_targeted_question_on_a_non_need_attribute_does_not_matter():
     for s in SAMPLE:
         distractor = next(a for a in s.attributes if a.kind == "distractor")
         start(env, s)
-        env.step(format_action("ask", f"Do you care about the {distractor.label}?"))
+        before = set(env.engine.disclosed)  # an L1-violating opening discloses L1 already
+        obs, *_ = env.step(format_action("ask", f"Do you care about the {distractor.label}?"))
         assert env._last.topic == "irrelevant"
-        assert not env.engine.disclosed
+        assert env.engine.disclosed == before
+        assert last_user(obs) in IRRELEVANT
 
 
 def test_clarify_returns_the_l1_hint_without_disclosing():

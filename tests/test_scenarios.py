@@ -125,8 +125,9 @@ def test_opening_patterns_vary_and_sometimes_miss_l1(bank):
 
 
 def _number_in(description: str, attr) -> float:
+    """The visible value as printed; visible facts close the record, so take the last match."""
     pattern = re.escape(attr.prefix) + r"([\d,]+(?:\.\d+)?)" + re.escape(attr.suffix)
-    return float(re.search(pattern, description).group(1).replace(",", ""))
+    return float(re.findall(pattern, description)[-1].replace(",", ""))
 
 
 def _reader_pick(s: Scenario, knows_needs: bool) -> int:
