@@ -4,12 +4,12 @@ Measured with Praat (through parselmouth) on the 16 kHz observation audio:
 
 | feature | unit | how |
 | --- | --- | --- |
-| ``f0_mean`` | Hz | mean F0 over voiced frames; two-pass tracking (pass 1 60-700 Hz, pass 2 floor 0.75 x q25, ceiling 1.5 x q75: De Looze & Hirst) |
+| ``f0_mean`` | Hz | mean F0 over voiced frames (two-pass tracking, see :func:`pitch_track`) |
 | ``f0_range`` | semitones | 90th minus 10th percentile of voiced F0 |
 | ``f0_slope`` | semitones/s | least-squares slope of voiced F0 over the utterance |
-| ``f0_final`` | semitones | mean F0 of the last 0.1 s of voicing minus that of the 0.1 s starting 0.35 s before voicing ends |
+| ``f0_final`` | semitones | mean F0 of the last 0.1 s of voicing minus that of 0.35-0.25 s before its end |
 | ``rms`` | dB | mean intensity over speech (non-pause) frames |
-| ``speech_rate`` | syllables/s | intensity peaks in voiced speech (>= 2 dB dips between), per second of speech |
+| ``speech_rate`` | syllables/s | voiced intensity peaks (>= 2 dB dips between) per second of speech |
 | ``lead_pause`` | s | silence before the first speech |
 | ``pause_total`` | s | all silences of >= 0.15 s inside or before the speech |
 | ``tilt`` | dB | alpha ratio: energy 1-5 kHz minus energy 50 Hz-1 kHz over speech |
@@ -90,7 +90,11 @@ def _sound(audio: np.ndarray, sr: int):
 
 
 def pitch_track(audio: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
-    """(times, F0 Hz with 0 = unvoiced), two-pass Praat tracking."""
+    """(times, F0 Hz with 0 = unvoiced), two-pass Praat tracking.
+
+    Pass 1 tracks 60-700 Hz; pass 2 uses floor 0.75 x q25 and ceiling 1.5 x q75
+    of pass 1 (De Looze & Hirst), which avoids octave jumps for any voice.
+    """
     snd = _sound(audio, sr)
     first = snd.to_pitch(time_step=STEP, pitch_floor=60.0, pitch_ceiling=700.0)
     f = first.selected_array["frequency"]
@@ -193,7 +197,10 @@ def extract(audio: np.ndarray, sr: int = 16_000) -> AcousticFeatures:
     speech_mask = np.ones(len(it_db), dtype=bool)
     for a, b in pauses:
         speech_mask &= ~((it_t >= a) & (it_t <= b))
-    rms = float(it_db[speech_mask].mean()) if speech_mask.any() else float(it_db.mean() if len(it_db) else 0.0)
+    if speech_mask.any():
+        rms = float(it_db[speech_mask].mean())
+    else:
+        rms = float(it_db.mean()) if len(it_db) else 0.0
 
     def voiced_at(t: float) -> bool:
         j = int(np.searchsorted(p_t, t))
