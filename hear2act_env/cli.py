@@ -18,6 +18,8 @@ COMMANDS: dict[str, str] = {
     "rollout": "eval.cli",
     "demo": "eval.cli",
     "play": "eval.play",
+    "perception": "eval.perception",
+    "render": "eval.render",
     "listen": "eval.listen",
 }
 

@@ -260,13 +260,15 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         words = self.realizer.words(reaction, turn)
         self._lines.append(f"User: {words}")
         self._last = reaction
+        s = self.scenario
+        assert s is not None
+        # What this turn sounds like: the words, the delivery label and the render seed
+        # (a keyed draw, so matched rollouts render the same delivery with the same seed).
+        self.utterance = (words, reaction.delivery, self.draws.pick(2**31, "audio", s.id, turn))
         self._speech: dict[str, Any] = {}
         if self.speech is None:
             return
-        s = self.scenario
-        assert s is not None
-        seed = self.draws.pick(2**31, "audio", s.id, turn)
-        audio = self.speech.audio(words, reaction.delivery, seed)
+        audio = self.speech.audio(*self.utterance)
         if "audio" in self.keys:
             self._speech["audio"] = audio[: MAX_AUDIO_S * 16_000].copy()  # callers own their obs
         if "inferred_state" in self.keys:

