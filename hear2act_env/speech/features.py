@@ -197,10 +197,8 @@ def extract(audio: np.ndarray, sr: int = 16_000) -> AcousticFeatures:
     speech_mask = np.ones(len(it_db), dtype=bool)
     for a, b in pauses:
         speech_mask &= ~((it_t >= a) & (it_t <= b))
-    if speech_mask.any():
-        rms = float(it_db[speech_mask].mean())
-    else:
-        rms = float(it_db.mean()) if len(it_db) else 0.0
+    levels = it_db[speech_mask] if speech_mask.any() else it_db
+    rms = float(levels.mean()) if len(levels) else 0.0
 
     def voiced_at(t: float) -> bool:
         j = int(np.searchsorted(p_t, t))
