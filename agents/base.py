@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Protocol, runtime_checkable
+
+from hear2act_env.registry import resolve
 
 
 @runtime_checkable
@@ -34,8 +35,4 @@ AGENTS: dict[str, str] = {
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
     """Instantiate a registered agent by name."""
-    try:
-        module, cls = AGENTS[name].split(":")
-    except KeyError:
-        raise ValueError(f"unknown agent {name!r}; choose from {sorted(AGENTS)}") from None
-    return getattr(importlib.import_module(module), cls)(**kwargs)
+    return resolve(AGENTS, name, "agent")(**kwargs)

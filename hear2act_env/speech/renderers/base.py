@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 from math import gcd
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ...registry import resolve
 from ..deps import require
 
 OBS_RATE = 16_000
@@ -40,11 +40,7 @@ RENDERERS: dict[str, str] = {
 @cache
 def make_renderer(name: str, **kwargs: Any) -> Renderer:
     """The renderer registered as ``name`` (one instance per name and arguments)."""
-    try:
-        module, cls = RENDERERS[name].split(":")
-    except KeyError:
-        raise ValueError(f"unknown renderer {name!r}; choose from {sorted(RENDERERS)}") from None
-    return getattr(importlib.import_module(module), cls)(**kwargs)
+    return resolve(RENDERERS, name, "renderer")(**kwargs)
 
 
 def to_16k(wave: np.ndarray, sample_rate: int) -> np.ndarray:
