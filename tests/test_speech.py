@@ -301,3 +301,71 @@ def test_rule_affect_is_generic_not_the_benchmark_status(hibari):
                    for st in ("resolved", "unresolved")) for lab in set(labels))
     assert best / len(labels) < 0.9
 
+
+
+# -- audio in the environment ------------------------------------------------------------
+
+
+def _audio_rollout(env_id, access, seed, actions):
+    import gymnasium as gym
+
+    env = gym.make(env_id, access=access, disable_env_checker=True).unwrapped
+    obs, _ = env.reset(seed=seed, options={"scenario_id": "budget-airline-tickets-03"})
+    out = [obs]
+    for a in actions:
+        obs, _, term, trunc, _ = env.step(a)
+        out.append(obs)
+        if term or trunc:
+            break
+    return out
+
+
+ACTIONS = ["[ACTION: ASK] Anything else?", "[ACTION: RECOMMEND] [OPTION: 2] this?",
+           "[ACTION: RECOMMEND] [OPTION: 5] or this?", "[ACTION: CONFIRM] ok"]
+
+
+def test_same_seed_gives_identical_audio_bytes():
+    a = _audio_rollout("Hear2Act-Prosody-v0", "A+T", 4, ACTIONS)
+    b = _audio_rollout("Hear2Act-Prosody-v0", "A+T", 4, ACTIONS)
+    assert [o["audio"].tobytes() for o in a] == [o["audio"].tobytes() for o in b]
+    c = _audio_rollout("Hear2Act-Prosody-v0", "A+T", 5, ACTIONS)
+    assert [o["audio"].tobytes() for o in a] != [o["audio"].tobytes() for o in c]
+
+
+def test_matched_realizations_hear_the_same_delivery_for_the_same_words():
+    pro = _audio_rollout("Hear2Act-Prosody-v0", "A+T", 7, ACTIONS)
+    exp = _audio_rollout("Hear2Act-Explicit-v0", "A+T", 7, ACTIONS)
+    for p, e in zip(pro, exp, strict=True):
+        same_words = p["transcript"].splitlines()[-1] == e["transcript"].splitlines()[-1]
+        assert (p["audio"].tobytes() == e["audio"].tobytes()) == same_words
+
+
+def test_access_a_hides_user_words_and_t_s_hat_hides_audio():
+    a = _audio_rollout("Hear2Act-Prosody-v0", "A", 1, ACTIONS[:2])
+    lines = a[-1]["transcript"].splitlines()
+    assert lines[0].startswith("User: ") and "(spoken)" not in lines[0]  # the request stays in words
+    assert all(ln == "User: (spoken)" for ln in lines[2::2])
+    assert a[-1]["audio"].dtype == np.float32
+    s_hat = _audio_rollout("Hear2Act-Prosody-v0", "T+S_hat", 1, ACTIONS[:2])
+    assert "audio" not in s_hat[-1]
+    assert s_hat[-1]["inferred_state"].startswith("AUDIO-INFERRED STATE: ")
+    assert "resolved" in s_hat[-1]["inferred_state"]
+    aff = _audio_rollout("Hear2Act-Prosody-v0", "T+affect", 1, ACTIONS[:2])
+    assert aff[-1]["affect"] in AFFECT_LABELS
+
+
+def test_audio_env_pickles_mid_episode():
+    import pickle
+
+    import gymnasium as gym
+
+    env = gym.make("Hear2Act-Explicit-v0", access="A+T", disable_env_checker=True).unwrapped
+    env.reset(seed=2)
+    env.step(ACTIONS[0])
+    clone = pickle.loads(pickle.dumps(env))
+    for action in ACTIONS[1:]:
+        (o1, r1, t1, u1, i1), (o2, r2, t2, u2, i2) = env.step(action), clone.step(action)
+        assert o1["audio"].tobytes() == o2["audio"].tobytes() and o1["transcript"] == o2["transcript"]
+        assert (r1, t1, u1, i1) == (r2, t2, u2, i2)
+        if t1 or u1:
+            break
