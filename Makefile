@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+CORE := $(VENV)/.installed-core
 # torch: the CPU build on this machine's disk; a looser pin pulls a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
@@ -17,10 +18,14 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e ".[dev,speech,llm]"
 	touch $(STAMP)
 
+$(CORE): $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q -e .
+	touch $(CORE)
+
 setup: $(STAMP)
 
-# The main job: a quick evaluation on the built-in CPU defaults.
-demo: $(STAMP)
+# The main job: a quick evaluation on the built-in CPU defaults (core install only).
+demo: $(CORE)
 	$(BIN)/hear2act demo
 
 test: $(STAMP)
