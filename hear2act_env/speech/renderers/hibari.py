@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..delivery import draw_targets
+from ..delivery import DELIVERY_VERSION, draw_targets
 from ..deps import require
 from ..prosody import NAT_TO_DB, edit_f0, tilt_db
 
@@ -37,7 +37,7 @@ class HibariRenderer:
         self._dsp = require("hibari.dsp")
         self._tts = hibari.Hibari(threads=threads)
         self.voices = ("heart",)
-        self.version = f"hibari-{hibari.__version__}+delivery-1"
+        self.version = f"hibari-{hibari.__version__}+delivery-{DELIVERY_VERSION}"
 
     def render(self, text: str, label: str, voice: str | None = None, seed: int = 0) -> np.ndarray:
         if voice not in (None, *self.voices):

