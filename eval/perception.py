@@ -93,16 +93,22 @@ def evaluate(turns: list[Turn], renderer_name: str) -> dict[str, Any]:
     from hear2act_env.speech.cache import AudioCache
     from hear2act_env.speech.perceiver import FeaturePerceiver
     from hear2act_env.speech.renderers import make_renderer
+    from hear2act_env.speech.verify import verify
 
     renderer = make_renderer(renderer_name)
     cache = AudioCache(renderer)
     perceiver = FeaturePerceiver()
     perceiver.enroll(renderer)
-    rows = []
+    rows, passed, claims = [], 0, 0
     for t in turns:
-        p = perceiver.perceive(cache.get(t.words, t.delivery, t.seed), 16_000, t.words, t.context)
+        audio = cache.get(t.words, t.delivery, t.seed)
+        p = perceiver.perceive(audio, 16_000, t.words, t.context)
         rows.append({"turn": t, "state": p.state, "status": p.status})
-    return {"renderer": renderer_name, "version": renderer.version, **score(rows)}
+        report = verify(p.evidence, audio)
+        passed += sum(c.passed for c in report.checks)
+        claims += len(report.checks)
+    verified = {"claims": claims, "verified": passed / claims if claims else float("nan")}
+    return {"renderer": renderer_name, "version": renderer.version, **score(rows), **verified}
 
 
 def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -151,6 +157,7 @@ def format_report(result: dict[str, Any]) -> str:
              f"  resolved {result['resolved']:.2f}  unresolved {result['unresolved']:.2f}  "
              f"overall {result['overall']:.2f}  4-way {result['four_way']:.2f}",
              f"  same words ({result['same_words_n']} clips): {result['same_words']:.2f}",
+             f"  cited evidence re-derived within tolerance: {result['verified']:.3f} of {result['claims']} claims",
              "  confusion (rows intended, columns perceived): " + " ".join(f"{s:>10}" for s in STATES)]
     for s in STATES:
         lines.append(f"  {s:>45} " + " ".join(f"{result['confusion'][s][t]:>10}" for t in STATES))

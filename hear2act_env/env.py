@@ -96,7 +96,15 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     - ``"options"``: the 11 numbered option descriptions;
     - ``"state"`` (access ``"T+S"``): ``CONCERN STATE: <delivery>
       (resolved|unresolved)`` for the current recommendation, or what the
-      state intervention puts there (empty for ``"none"``).
+      state intervention puts there (empty for ``"none"``);
+    - ``"audio"`` (``"A"``, ``"A+T"``): the current user turn, 16 kHz mono
+      float32 (:class:`~hear2act_env.audio_space.AudioSpace`); under ``"A"``
+      the transcript shows later user turns as ``User: (spoken)``;
+    - ``"inferred_state"`` (``"T+S_hat"``): ``AUDIO-INFERRED STATE: <one
+      sentence>`` from the perceiver reading the current user audio (the
+      audio itself is not shown);
+    - ``"affect"`` (``"T+affect"``): a generic affect label,
+      ``happy``/``sad``/``angry``/``neutral``.
 
     ## Starting State
     The scenario is ``options["scenario_id"]`` or drawn by the seed. The
@@ -129,18 +137,27 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ## Arguments
     ``gymnasium.make("Hear2Act-Prosody-v0", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
-    turn_cost=0.0, render_mode=None)``
+    turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
+    audio_cache=None, perceiver=None, affect=None)``
 
-    - ``access``: ``"T"`` (transcript) or ``"T+S"`` (transcript + state tag).
+    - ``access``: ``"T"``, ``"T+S"``, ``"A"``, ``"A+T"``, ``"T+S_hat"`` or
+      ``"T+affect"`` (the last four need the speech extra).
     - ``state_intervention`` (``"T+S"`` only): ``"correct"``, ``"none"``,
       ``"always_resolved"``, ``"always_unresolved"``, ``"shuffled"`` (each tag
       drawn independently from the shipped distribution of true tags).
     - ``scenarios``: a JSONL path or a list of ``Scenario``; default the
       bundled 480.
     - ``render_mode``: ``"ansi"`` (returns the transcript) or ``"human"``.
+    - ``renderer`` / ``voice``: a registered renderer name (``"hibari"``,
+      ``"piper"``) or a :class:`~hear2act_env.speech.renderers.Renderer`.
+    - ``audio_cache``: folder of the audio cache (default ``$HEAR2ACT_CACHE``
+      or ``~/.cache/hear2act/audio``).
+    - ``perceiver``: a :class:`~hear2act_env.speech.perceiver.Perceiver` for
+      ``"T+S_hat"`` (default: the CPU feature perceiver enrolled on the voice);
+      ``affect``: an affect classifier for ``"T+affect"`` (default: the rule).
 
     ## Version History
-    - v0: initial release (scenario bank v1).
+    - v0: initial release (scenario bank v1, delivery model v2).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
