@@ -65,7 +65,7 @@ def training_set(renderer_name: str = "hibari", per_text: int = 12) -> tuple[np.
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--renderer", default="hibari")
-    parser.add_argument("--per-text", type=int, default=12,
+    parser.add_argument("--per-text", type=int, default=16,
                         help="renders per (state, text), labels in rotation")
     parser.add_argument("--out", type=Path, default=WEIGHTS)
     args = parser.parse_args(argv)
