@@ -66,5 +66,7 @@ def format_table(summaries: Mapping[str, Mapping[str, float]], columns: Sequence
     head = f"{'condition':<{width}}  " + "  ".join(f"{c:>9}" for c in columns)
     lines = [head, "-" * len(head)]
     for label, s in summaries.items():
-        lines.append(f"{label:<{width}}  " + "  ".join(f"{s[c]:>9.1f}" for c in columns))
+        # nan: the metric has no denominator (e.g. Accept% of an agent that never recommends).
+        cells = (f"{'-':>9}" if s[c] != s[c] else f"{s[c]:>9.1f}" for c in columns)
+        lines.append(f"{label:<{width}}  " + "  ".join(cells))
     return "\n".join(lines)
