@@ -38,22 +38,34 @@ SPEECH_KEYS = frozenset({"audio", "inferred_state", "affect"})
 INTERVENTIONS = ("correct", "none", "always_resolved", "always_unresolved", "shuffled")
 
 
-@lru_cache(maxsize=1)
-def _charset() -> frozenset[str]:
-    """Every character an observation may contain (agent text outside it is replaced by '?')."""
-    from .dialogue import realizer
-
-    chars = set(string.printable)
-    for s in load_scenarios():
+def _scenario_chars(scenarios: Sequence[Scenario]) -> set[str]:
+    chars: set[str] = set()
+    for s in scenarios:
         chars.update(s.request + "".join(o.description for o in s.options))
         chars.update("".join(r.statement for r in s.requirements))
         chars.update("".join(n.statement + n.hint for n in s.needs))
         chars.update("".join(a.worse + a.label for a in s.attributes))
+    return chars
+
+
+@lru_cache(maxsize=1)
+def _base_charset() -> frozenset[str]:
+    """Printable ASCII, the realizer's phrase pools and the bundled bank's texts."""
+    from .dialogue import realizer
+
+    chars = set(string.printable) | _scenario_chars(load_scenarios())
     for name in dir(realizer):
         pool = getattr(realizer, name)
         if isinstance(pool, tuple) and all(isinstance(p, str) for p in pool):
             chars.update("".join(pool))
     return frozenset(chars - {"\x0b", "\x0c"})
+
+
+def _charset(scenarios: Sequence[Scenario]) -> frozenset[str]:
+    """Every character an observation may contain (agent text outside it is replaced by '?')."""
+    base = _base_charset()
+    extra = _scenario_chars(scenarios) - base
+    return base | extra if extra else base
 
 
 class Hear2ActEnv(gym.Env[dict[str, Any], str]):
@@ -206,7 +218,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         self.max_turns = max_turns
         self.turn_cost = float(turn_cost)
         self.render_mode = render_mode
-        charset = _charset()
+        charset = _charset(self.scenarios)
         text = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=charset)
         obs_spaces: dict[str, spaces.Space[Any]] = {k: text for k in self.keys}
         if "audio" in self.keys:

@@ -194,3 +194,17 @@ def test_non_string_action_is_invalid_not_an_exception():
     _, _, _, _, info = env.step(42)  # type: ignore[arg-type]
     assert info["action"] == "invalid"
     assert "must be a string" in info["invalid_action"]
+
+
+def test_custom_scenarios_with_new_characters_stay_in_the_space():
+    import dataclasses
+
+    base = hear2act_env.load_scenarios()[0]
+    odd = dataclasses.replace(base, request="Ich brauche einen Flug für 200 € — günstig, bitte.")
+    env = gym.make("Hear2Act-Prosody-v0", scenarios=[odd], disable_env_checker=True)
+    obs, _ = env.reset(seed=0)
+    assert "€" in obs["transcript"]
+    assert env.observation_space.contains(obs)
+    obs, *_ = env.step("[ACTION: ASK] ¿Algo más? 🙂")
+    assert env.observation_space.contains(obs)
+    assert "?" in obs["transcript"].splitlines()[-2]
