@@ -67,3 +67,16 @@ def test_render_reports_count_and_time(tmp_path, capsys):
     assert list(tmp_path.rglob("*.h2a"))
     assert main(["render", "--n", "1", "--env", "Hear2Act-Prosody-v0", "--cache", str(tmp_path)]) == 0
     assert "rendered 0" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(importlib.util.find_spec("hibari") is None, reason="speech extra not installed")
+def test_perception_report_and_clips_for_the_listening_page(tmp_path, capsys):
+    from eval.listen import load_manifest
+
+    assert main(["perception", "--renderers", "hibari", "--n", "6", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "renderer hibari" in out and "confusion" in out and "re-derived within tolerance" in out
+    manifest = load_manifest(tmp_path / "hibari")
+    assert len(manifest.clips) == 6
+    intended = [c.intended for c in manifest.clips]
+    assert sum(i == "resolved" for i in intended) == 3
