@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from eval import listen, listen_stats
+from eval import listen, listen_data, listen_server, listen_stats
 from eval.listen_stats import accuracy, cohen_kappa, collapse, confusion_matrix, per_class_accuracy
 from hear2act_env.cli import main as cli_main
 
@@ -46,14 +46,14 @@ def make_clip_dir(root: Path, mode: str = "4way", intended: dict[str, str] | Non
     return root
 
 
-def ans(clip: str, label: str, who: str = "a") -> listen.Answer:
-    return listen.Answer(who, clip, label, 100, "2026-01-01T00:00:00.000+00:00")
+def ans(clip: str, label: str, who: str = "a") -> listen_data.Answer:
+    return listen_data.Answer(who, clip, label, 100, "2026-01-01T00:00:00.000+00:00")
 
 
 # ---------------------------------------------------------------- statistics
 
 
-@pytest.mark.parametrize("module", [listen_stats, listen])
+@pytest.mark.parametrize("module", [listen_stats, listen, listen_data, listen_server])
 def test_doctests(module: Any) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
@@ -94,10 +94,10 @@ def test_accuracy_per_class_confusion_and_collapse() -> None:
 
 
 def test_score_collapses_binary_annotators_and_pairs(tmp_path: Path) -> None:
-    m = listen.load_manifest(make_clip_dir(tmp_path))
+    m = listen_data.load_manifest(make_clip_dir(tmp_path))
     answers = {
-        "ann": listen.latest_answers([ans("c1", "resolved"), ans("c2", "rejection"), ans("c3", "reluctant")]),
-        "bin": listen.latest_answers([ans("c1", "resolved", "bin"), ans("c2", "unresolved", "bin"),
+        "ann": listen_data.latest_answers([ans("c1", "resolved"), ans("c2", "rejection"), ans("c3", "reluctant")]),
+        "bin": listen_data.latest_answers([ans("c1", "resolved", "bin"), ans("c2", "unresolved", "bin"),
                                       ans("c3", "resolved", "bin")]),
     }
     r = listen.score(m, answers)
@@ -122,8 +122,8 @@ def test_score_collapses_binary_annotators_and_pairs(tmp_path: Path) -> None:
 
 
 def test_score_ignores_unknown_clips_and_labels(tmp_path: Path) -> None:
-    m = listen.load_manifest(make_clip_dir(tmp_path))
-    r = listen.score(m, {"x": listen.latest_answers([ans("c1", "resolved", "x"), ans("zz", "resolved", "x"),
+    m = listen_data.load_manifest(make_clip_dir(tmp_path))
+    r = listen.score(m, {"x": listen_data.latest_answers([ans("c1", "resolved", "x"), ans("zz", "resolved", "x"),
                                                       ans("c2", "maybe", "x")])})
     e = r["annotators"]["x"]
     assert e["answered"] == 1 and e["ignored"] == 2
@@ -153,16 +153,16 @@ def test_manifest_errors_name_field_and_index(tmp_path: Path, patch: Any, messag
     data = json.loads((tmp_path / "manifest.json").read_text())
     patch(data)
     (tmp_path / "manifest.json").write_text(json.dumps(data))
-    with pytest.raises(listen.ManifestError, match=message):
-        listen.load_manifest(tmp_path)
+    with pytest.raises(listen_data.ManifestError, match=message):
+        listen_data.load_manifest(tmp_path)
 
 
 def test_manifest_file_errors_and_cli_exit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(listen.ManifestError, match=r"manifest\.json: not found"):
-        listen.load_manifest(tmp_path)
+    with pytest.raises(listen_data.ManifestError, match=r"manifest\.json: not found"):
+        listen_data.load_manifest(tmp_path)
     (tmp_path / "manifest.json").write_text("{not json")
-    with pytest.raises(listen.ManifestError, match="not valid JSON"):
-        listen.load_manifest(tmp_path)
+    with pytest.raises(listen_data.ManifestError, match="not valid JSON"):
+        listen_data.load_manifest(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"mode": "4way", "clips": [{"id": "c1"}]}))
     assert cli_main(["listen", str(tmp_path), "--annotator", "ann", "--port", "0"]) == 2
     assert "clips[0]: missing field 'audio'" in capsys.readouterr().err
@@ -176,31 +176,31 @@ def test_manifest_file_errors_and_cli_exit(tmp_path: Path, capsys: pytest.Captur
 
 def test_answers_append_resume_and_last_wins(tmp_path: Path) -> None:
     make_clip_dir(tmp_path)
-    path = listen.answers_path(tmp_path, "ann")
-    store = listen.AnswerStore(path, "ann")
+    path = listen_data.answers_path(tmp_path, "ann")
+    store = listen_data.AnswerStore(path, "ann")
     store.add("c1", "concern", 1200)
     store.add("c2", "resolved", 800)
     store.add("c1", "rejection", 300)  # re-answer: appended, and it wins
     rows = list(csv.reader(path.open()))
-    assert rows[0] == list(listen.CSV_COLUMNS)
+    assert rows[0] == list(listen_data.CSV_COLUMNS)
     assert [r[1:4] for r in rows[1:]] == [["c1", "concern", "1200"], ["c2", "resolved", "800"],
                                           ["c1", "rejection", "300"]]
     # a torn last line (crash mid-write) is skipped, and the next answer starts on a fresh line
     with path.open("a") as f:
         f.write("ann,c3,conc")
-    store = listen.AnswerStore(path, "ann")  # a restarted session
+    store = listen_data.AnswerStore(path, "ann")  # a restarted session
     assert {k: a.label for k, a in store.answered.items()} == {"c1": "rejection", "c2": "resolved"}
     store.add("c3", "reluctant", 10)
     latest = listen.load_all_answers(tmp_path)["ann"]
     assert {k: a.label for k, a in latest.items()} == {"c1": "rejection", "c2": "resolved", "c3": "reluctant"}
-    assert listen.score(listen.load_manifest(tmp_path), {"ann": latest})["annotators"]["ann"]["answered"] == 3
+    assert listen.score(listen_data.load_manifest(tmp_path), {"ann": latest})["annotators"]["ann"]["answered"] == 3
 
 
 def test_annotator_order_is_seeded_per_annotator() -> None:
     ids = [f"c{i:03d}" for i in range(40)]
-    a = listen.annotator_order(ids, "alice")
-    assert a == listen.annotator_order(ids, "alice") and sorted(a) == ids and a != ids
-    assert a != listen.annotator_order(ids, "bob")
+    a = listen_data.annotator_order(ids, "alice")
+    assert a == listen_data.annotator_order(ids, "alice") and sorted(a) == ids and a != ids
+    assert a != listen_data.annotator_order(ids, "bob")
 
 
 # ---------------------------------------------------------------- HTTP API
@@ -208,10 +208,10 @@ def test_annotator_order_is_seeded_per_annotator() -> None:
 
 @pytest.fixture
 def serve() -> Iterator[Any]:
-    servers: list[listen.ListenServer] = []
+    servers: list[listen_server.ListenServer] = []
 
-    def start(root: Path, annotator: str = "ann", mode: str | None = None) -> listen.ListenServer:
-        srv = listen.make_server(root, annotator, "127.0.0.1", 0, mode)
+    def start(root: Path, annotator: str = "ann", mode: str | None = None) -> listen_server.ListenServer:
+        srv = listen_server.make_server(root, annotator, "127.0.0.1", 0, mode)
         threading.Thread(target=srv.serve_forever, daemon=True).start()
         servers.append(srv)
         return srv
@@ -246,7 +246,7 @@ def test_http_api(tmp_path: Path, serve: Any) -> None:
     status, _, raw = http(base + "/api/clips")
     data = json.loads(raw)
     assert status == 200 and "intended" not in raw.decode()
-    assert [c["id"] for c in data["clips"]] == listen.annotator_order(list(INTENDED), "ann")
+    assert [c["id"] for c in data["clips"]] == listen_data.annotator_order(list(INTENDED), "ann")
     assert [lab["value"] for lab in data["labels"]] == ["resolved", "reluctant", "concern", "rejection"]
     assert data["total"] == 3 and data["answered"] == 0 and data["mode"] == "4way"
 
@@ -265,7 +265,7 @@ def test_http_api(tmp_path: Path, serve: Any) -> None:
         assert status == 400 and json.loads(raw)["field"] == field, (patch, raw)
     status, _, raw = http(base + "/answer", b"[1, 2")
     assert status == 400 and "JSON" in json.loads(raw)["error"]
-    assert not listen.answers_path(root, "ann").exists()  # nothing invalid was stored
+    assert not listen_data.answers_path(root, "ann").exists()  # nothing invalid was stored
 
     status, _, raw = http(base + "/answer", good)
     assert status == 200 and json.loads(raw) == {"ok": True, "answered": 1, "total": 3}
@@ -276,7 +276,7 @@ def test_http_api(tmp_path: Path, serve: Any) -> None:
     clips = json.loads(http(srv2.url + "api/clips")[2])["clips"]
     assert [c["id"] for c in clips if c["answered"]] == ["c2"]
     assert http(srv2.url + "answer", {**good, "label": "rejection"})[0] == 200
-    assert len(listen.read_answers(listen.answers_path(root, "ann"))) == 2
+    assert len(listen_data.read_answers(listen_data.answers_path(root, "ann"))) == 2
     assert listen.load_all_answers(root)["ann"]["c2"].label == "rejection"
 
     # binary mode override: two labels; "unresolved" accepted, graded labels refused
@@ -418,7 +418,7 @@ def test_page_end_to_end_in_chromium(tmp_path: Path, serve: Any, capsys: pytest.
         assert "all 3 clips" in browser.wait_for(done_text)
     finally:
         browser.close()
-    rows = list(csv.DictReader(listen.answers_path(root, "ann").open()))
+    rows = list(csv.DictReader(listen_data.answers_path(root, "ann").open()))
     assert len(rows) == 3
     assert {r["clip_id"]: r["label"] for r in rows} == answer
     assert all(r["annotator"] == "ann" and int(r["elapsed_ms"]) >= 0 for r in rows)
@@ -437,7 +437,7 @@ def test_cli_score_json_and_no_answers(tmp_path: Path, capsys: pytest.CaptureFix
     root = make_clip_dir(tmp_path)
     assert cli_main(["listen", str(root), "--score"]) == 0
     assert "No answers yet" in capsys.readouterr().out
-    store = listen.AnswerStore(listen.answers_path(root, "x"), "x")
+    store = listen_data.AnswerStore(listen_data.answers_path(root, "x"), "x")
     store.add("c1", "resolved", 5)
     assert cli_main(["listen", str(root), "--score", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -238,7 +238,8 @@ def test_training_sentences_never_occur_in_the_benchmark():
 
 def test_shipped_weights_load_and_are_plain_json():
     d = json.loads(WEIGHTS.read_text())
-    assert d["classes"] == ["resolved", "reluctant", "concern", "rejection"]
+    assert d["state"]["classes"] == ["resolved", "reluctant", "concern", "rejection"]
+    assert d["status"]["classes"] == ["resolved", "unresolved"]
     assert d["meta"]["renderer"] == "hibari" and "baseline" in d["meta"]
     FeaturePerceiver()
 
@@ -246,7 +247,7 @@ def test_shipped_weights_load_and_are_plain_json():
 def test_corrupted_weights_raise_naming_the_file(tmp_path):
     bad = tmp_path / "w.json"
     d = json.loads(WEIGHTS.read_text())
-    d["W"] = d["W"][:2]
+    d["state"]["W"] = d["state"]["W"][:2]
     bad.write_text(json.dumps(d))
     with pytest.raises(ValueError, match=r"w\.json"):
         FeaturePerceiver(bad)
