@@ -53,24 +53,17 @@ def collect_turns(env_id: str = "Hear2Act-Prosody-v0", seed: int = 0, limit: int
     """Every user reaction to a recommendation in the reference rollouts (no audio rendered)."""
     from agents import make_agent
 
+    from .rollout import play
+
     env = gym.make(env_id, access="T+S", disable_env_checker=True).unwrapped
     agent = make_agent("state-rule")
     turns: list[Turn] = []
     for i, s in enumerate(env.scenarios[:limit]):
-        obs, info = env.reset(seed=seed + i, options={"scenario_id": s.id})
-        agent.reset(obs, info)
-        done = False
-        while True:
+        for _ in play(env, agent, s.id, seed + i):
             if env._last.act == "react":
-                lines = env.transcript.splitlines()
-                turn = env.engine.turn
-                turns.append(Turn(s.id, turn, lines[-1].removeprefix("User: "), "\n".join(lines[:-1]),
-                                  env._last.delivery, env._last.state,
-                                  env.draws.pick(2**31, "audio", s.id, turn)))
-            if done:
-                break
-            obs, _, term, trunc, _ = env.step(agent.act(obs))
-            done = term or trunc
+                words, delivery, audio_seed = env.utterance  # exactly what the audio conditions render
+                context = "\n".join(env.transcript.splitlines()[:-1])
+                turns.append(Turn(s.id, env.engine.turn, words, context, delivery, env._last.state, audio_seed))
     return turns
 
 

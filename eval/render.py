@@ -19,20 +19,15 @@ from hear2act_env import ENV_IDS
 def utterances(env_ids: list[str], agents: list[str], n: int | None, seed: int) -> set[tuple[str, str, int]]:
     from agents import make_agent
 
+    from .rollout import play
+
     needed: set[tuple[str, str, int]] = set()
     for env_id in env_ids:
         env = gym.make(env_id, access="T+S", disable_env_checker=True).unwrapped
         for name in agents:
             agent = make_agent(name)
             for i, s in enumerate(env.scenarios[:n]):
-                obs, info = env.reset(seed=seed + i, options={"scenario_id": s.id})
-                agent.reset(obs, info)
-                needed.add(env.utterance)
-                done = False
-                while not done:
-                    obs, _, term, trunc, _ = env.step(agent.act(obs))
-                    needed.add(env.utterance)
-                    done = term or trunc
+                needed.update(env.utterance for _ in play(env, agent, s.id, seed + i))
     return needed
 
 

@@ -11,16 +11,28 @@ import hear2act_env
 from agents import Agent, make_agent
 
 
-def run_episode(env: gym.Env, agent: Agent, scenario_id: str, seed: int) -> dict[str, Any]:
-    """One rollout; returns ``info["outcome"]`` plus the transcript."""
+def play(env: gym.Env, agent: Agent, scenario_id: str, seed: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """One rollout, turn by turn: yields (observation, info) after the reset and after every step.
+
+    Between yields the env stands at that turn, so callers can read its state (the
+    utterance just spoken, the transcript). The last info holds ``"outcome"``.
+    """
     obs, info = env.reset(seed=seed, options={"scenario_id": scenario_id})
     agent.reset(obs, info)
-    while True:
+    yield obs, info
+    done = False
+    while not done:
         obs, _, terminated, truncated, info = env.step(agent.act(obs))
-        if terminated or truncated:
-            outcome = dict(info["outcome"])
-            outcome["transcript"] = env.unwrapped.transcript
-            return outcome
+        done = terminated or truncated
+        yield obs, info
+
+
+def run_episode(env: gym.Env, agent: Agent, scenario_id: str, seed: int) -> dict[str, Any]:
+    """One rollout; returns ``info["outcome"]`` plus the transcript."""
+    *_, (_, info) = play(env, agent, scenario_id, seed)
+    outcome = dict(info["outcome"])
+    outcome["transcript"] = env.unwrapped.transcript
+    return outcome
 
 
 def run_condition(

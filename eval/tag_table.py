@@ -18,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 
 from agents import make_agent
+from eval.rollout import play
 from hear2act_env import ENV_IDS
 from hear2act_env.state_tags import TAG_TABLE
 
@@ -31,14 +32,8 @@ def measure(seed: int = 0) -> dict[str, Any]:
         env = gym.make(env_id, access="T+S", disable_env_checker=True)
         agent = make_agent(AGENT)
         for i, s in enumerate(env.unwrapped.scenarios):
-            obs, info = env.reset(seed=seed + i, options={"scenario_id": s.id})
-            agent.reset(obs, info)
-            counts[obs["state"].split(": ")[1].split(" ")[0]] += 1
-            done = False
-            while not done:
-                obs, _, term, trunc, _ = env.step(agent.act(obs))
+            for obs, _ in play(env, agent, s.id, seed + i):
                 counts[obs["state"].split(": ")[1].split(" ")[0]] += 1
-                done = term or trunc
             episodes += 1
     return {
         "source": f"true CONCERN STATE tags at every turn of {AGENT} (access T+S, correct) over "
