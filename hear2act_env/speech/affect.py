@@ -52,8 +52,7 @@ class RuleAffect:
 
     def classify(self, audio: np.ndarray, sr: int = 16_000) -> str:
         f = extract(audio, sr)
-        f0_rel = 12 * np.log2(f.f0_mean / self.baseline.f0) if f.f0_mean > 0 else 0.0
-        rms_rel = f.rms - self.baseline.rms
+        f0_rel, rms_rel = self.baseline.relative(f)
         a = arousal(f0_rel, rms_rel, f.speech_rate)
         if a > 1:
             return "angry" if rms_rel >= 2 and f.f0_final <= -2 else "happy"

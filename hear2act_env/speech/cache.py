@@ -113,10 +113,6 @@ class AudioCache:
             self._memory.popitem(last=False)
         return wave
 
-    def contains(self, text: str, label: str, seed: int) -> bool:
-        path = self.path(self.key(text, label, seed))
-        return path.exists() and decode(path.read_bytes()) is not None
-
     def _write(self, path: Path, wave: np.ndarray) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".h2a")

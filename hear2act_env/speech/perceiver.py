@@ -76,6 +76,11 @@ class Baseline:
     f0: float
     rms: float
 
+    def relative(self, features: AcousticFeatures) -> tuple[float, float]:
+        """(mean F0 in semitones, intensity in dB) relative to this baseline; F0 0 when unvoiced."""
+        f0_rel = 12 * np.log2(features.f0_mean / self.f0) if features.f0_mean > 0 else 0.0
+        return float(f0_rel), features.rms - self.rms
+
     @classmethod
     def measure(cls, features: list[AcousticFeatures]) -> Baseline:
         voiced = [f.f0_mean for f in features if f.f0_mean > 0]
@@ -83,8 +88,7 @@ class Baseline:
 
 
 def design_row(features: AcousticFeatures, words: str, baseline: Baseline) -> np.ndarray:
-    f0_rel = 12 * np.log2(features.f0_mean / baseline.f0) if features.f0_mean > 0 else 0.0
-    relative = np.array([f0_rel, features.rms - baseline.rms])
+    relative = np.array(baseline.relative(features))
     return np.concatenate([features.vector(ACOUSTIC), relative, lexical_cues(words)])
 
 
