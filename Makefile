@@ -15,11 +15,11 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q "$(TORCH)"
-	$(BIN)/pip install -q -e ".[dev,speech,llm]"
+	$(BIN)/pip install -q -e ".[all]"
 	touch $(STAMP)
 
 $(CORE): $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e ".[report]"
 	touch $(CORE)
 
 setup: $(STAMP)
