@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "play": "eval.play",
     "perception": "eval.perception",
     "render": "eval.render",
-    "listen": "eval.listen",
+    "listen": "eval.listening.cli",
 }
 
 

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .listen_stats import GRADED, UNRESOLVED
+from .stats import GRADED, UNRESOLVED
 
 MODES = ("4way", "binary")
 # What the annotator sees next to each radio button.

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from .listen_data import (
+from .data import (
     LABELS,
     MAX_BODY,
     MAX_ELAPSED_MS,

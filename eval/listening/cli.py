@@ -5,8 +5,8 @@ the speaker's state, either 4-way over the graded states (resolved / reluctant /
 concern / rejection) or binary (resolved / unresolved).
 
 ``hear2act listen DIR --annotator NAME`` serves the test for one annotator
-(:mod:`eval.listen_server`); the clip manifest and the answer files are described
-in :mod:`eval.listen_data`.
+(:mod:`eval.listening.server`); the clip manifest and the answer files are described
+in :mod:`eval.listening.data`.
 
 ``hear2act listen DIR --score`` prints per-annotator accuracy, Cohen's kappa
 (annotator pairs, and each annotator vs the intended labels) and confusion matrices.
@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .listen_data import MODES, Answer, Manifest, ManifestError, _warn, latest_answers, load_manifest, read_answers
-from .listen_server import make_server
-from .listen_stats import (
+from .data import MODES, Answer, Manifest, ManifestError, _warn, latest_answers, load_manifest, read_answers
+from .server import make_server
+from .stats import (
     BINARY,
     GRADED,
     UNRESOLVED,
