@@ -13,7 +13,8 @@ from hear2act_env import load_scenarios
 from hear2act_env.dialogue.actions import format_action
 from hear2act_env.dialogue.engine import DELIVERY, assess
 from hear2act_env.dialogue.matching import normalize
-from hear2act_env.dialogue.realizer import ASSENT, IRRELEVANT
+from hear2act_env.dialogue.realizer import ASSENT, DIRECT, HINT, IRRELEVANT, RESTATE
+from hear2act_env.scenarios.quality import compares_options
 
 BANK = load_scenarios()
 GENERAL = format_action("ask", "Is there anything else I should know?")
@@ -91,9 +92,14 @@ def test_graded_reactions_follow_the_table(realization):
                 stated = s.need(level).statement in words
                 assert stated == (realization == "explicit")
                 assert (level in info["disclosed"]) == (realization == "explicit")
-                assert words.startswith(tuple(ASSENT))
+                # Explicit L2 is stated directly (no assent); L3 is qualified assent.
+                direct = realization == "explicit" and level == 2
+                assert words.startswith(tuple(ASSENT)) != direct, words
+                if direct:
+                    assert words.startswith(DIRECT)
             elif a.issue == "safe":
                 assert s.attribute(s.priority).worse in words
+                assert not compares_options(words), words
             else:
                 assert words in ASSENT
     assert set(seen) == {"requirement", "L1", "L2", "L3", "safe", "none"}
@@ -176,6 +182,9 @@ def test_general_question_reveals_one_need_in_priority_order():
             violated = [lv for lv, ok in zip((1, 2, 3), o.satisfies, strict=True) if not ok]
             if a.issue == "requirement":
                 assert s.requirements[a.requirement].statement in words and not new
+            elif a.issue == "L1":  # G.6: L1's directional hint, not a disclosure
+                assert words.startswith(HINT) and words.endswith(s.need(1).hint), words
+                assert s.need(1).statement not in words and not new
             elif violated:
                 fresh = [lv for lv in violated if lv not in before]
                 expected = fresh[0] if fresh else violated[0]
@@ -189,16 +198,33 @@ def test_general_question_reveals_one_need_in_priority_order():
 
 def test_general_question_restates_when_nothing_new():
     env = make("explicit")
-    s = SAMPLE[0]
-    n = by_role(s, "L1")[0]
-    start(env, s)
-    env.step(rec(n))  # L1 stated in the rejection
-    obs, _, _, _, info = env.step(GENERAL)
-    o = s.option(n)
-    violated = [lv for lv, ok in zip((1, 2, 3), o.satisfies, strict=True) if not ok]
-    if violated == [1]:
-        assert s.need(1).statement in last_user(obs)
-        assert info["disclosed"] == (1,)
+    checked = 0
+    for s in SAMPLE:
+        for n in by_role(s, "L3"):  # meets L1 and L2, misses only L3
+            start(env, s)
+            env.step(rec(n))  # explicit: L3 stated in the qualified assent
+            obs, _, _, _, info = env.step(GENERAL)
+            assert s.need(3).statement in last_user(obs)
+            assert last_user(obs).startswith(RESTATE)
+            assert 3 in info["disclosed"]
+            checked += 1
+    assert checked > 0
+
+
+def test_general_question_on_an_l1_violation_gives_the_hint_even_when_l2_is_unknown():
+    env = make("prosody")
+    checked = 0
+    for s in BANK[:60]:
+        for o in s.options:
+            if o.meets_request and o.pattern in ("000", "001"):  # L1 and L2 unmet
+                start(env, s)
+                env.step(rec(o.number))
+                before = set(env.engine.disclosed)
+                obs, _, _, _, info = env.step(GENERAL)
+                assert s.need(1).hint in last_user(obs)
+                assert set(info["disclosed"]) == before == {1}
+                checked += 1
+    assert checked > 0
 
 
 def test_targeted_question_on_a_non_need_attribute_does_not_matter():
@@ -307,8 +333,10 @@ def test_matched_rollouts_share_reactions_deliveries_and_states():
             assert [i1[k] for k in keys] == [i2[k] for k in keys]
             assert o1["state"] == o2["state"]
             w1, w2 = last_user(o1), last_user(o2)
-            if pro._last.act == "react" and pro._last.level in (2, 3):
+            if pro._last.act == "react" and pro._last.level == 3:
                 assert w2.startswith(w1)  # same assent, explicit adds the need
+            elif pro._last.act == "react" and pro._last.level == 2:
+                assert w1 in ASSENT and w2.startswith(DIRECT)  # explicit states L2 directly
             elif pro._last.act == "react":
                 assert w1 == w2
             if t1 or t2:

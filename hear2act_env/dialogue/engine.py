@@ -175,6 +175,10 @@ class UserEngine:
         a = assess(self.scenario, self.current)
         if a.issue == "requirement":
             return self._neutral("answer", "requirement", requirement=a.requirement, restated=True)
+        if a.issue == "L1":
+            # Paper G.6: an unmet L1 is answered with its directional hint, as CLARIFY is
+            # (not a disclosure; L1 is said in words when the option is recommended or confirmed).
+            return self._neutral("answer", "hint", level=1)
         violated = [lv for lv, ok in zip((1, 2, 3), self.scenario.option(self.current).satisfies, strict=True)
                     if not ok]
         if not violated:

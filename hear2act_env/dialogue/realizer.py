@@ -3,14 +3,16 @@
 Two matched realizations of the same reaction:
 
 * ``explicit`` (Explicit lexical): an unresolved L2/L3 need is stated in
-  words (L2 directly after the assent, L3 as qualified assent).
+  words: L2 directly, with no assent (paper §3.2: "L2 preferences are stated
+  directly"), L3 as qualified assent (shared-pool assent + the need).
 * ``prosody`` (Prosody-mediated): an unresolved L2/L3 need is *not* in the
   words; genuine acceptance, voiced concern and reluctant acceptance all take
   their words from one shared pool of assent phrases, chosen by the same keyed
   draw whatever the state. The delivery label carries the difference.
 
-Requirement violations, L1 rejections and the safe option's visible drawback
-are lexical in both. Every phrase choice is a keyed draw on (seed, scenario,
+Requirement violations, L1 rejections and the safe option's own drawback on
+the priority attribute (never a comparison with other options) are lexical in
+both. Every phrase choice is a keyed draw on (seed, scenario,
 turn, purpose), so the same turn gets the same words in matched rollouts.
 """
 
@@ -32,9 +34,9 @@ ASSENT = (
     "Okay, I can see that.",
     "I guess that works.",
 )
-STRONG = (
-    "One thing matters a lot to me, though:", "But I should say this:", "Actually, one important thing:"
-)
+# Explicit L2 openers: direct, never assent, each with a word that flags a problem.
+DIRECT = ("Hold on, that one is missing something I need.", "Wait, that's not quite it.",
+          "Actually, that's missing something important.")
 MILD = ("One minor thing, though:", "It's not a dealbreaker, but:", "Though if I'm honest:")
 REJECT = ("No, that won't work.", "That's not going to work for me.", "No, sorry, not that one.",
           "Hmm, no.")
@@ -90,9 +92,10 @@ class Realizer:
             if r.topic == "safe":
                 worse = s.attribute(s.priority).worse
                 return f"{pick(SAFE, turn, 'safe')} {worse}."
-            if r.topic == "need":  # explicit L2/L3
-                connector = pick(STRONG if r.level == 2 else MILD, turn, "qualifier")
-                return f"{self.assent(turn)} {connector} {self._about(r)}"
+            if r.topic == "need" and r.level == 2:  # explicit L2: stated directly
+                return f"{pick(DIRECT, turn, 'direct')} {self._about(r)}"
+            if r.topic == "need":  # explicit L3: qualified assent
+                return f"{self.assent(turn)} {pick(MILD, turn, 'qualifier')} {self._about(r)}"
             return self.assent(turn)  # resolved, or prosody-mediated L2/L3
         if r.act == "answer":
             if r.topic in ("need", "requirement"):
@@ -104,6 +107,8 @@ class Realizer:
                 return pick(COVERS, turn, "covers")
             if r.topic == "safe":
                 return f"{pick(SAFE, turn, 'safe')} {s.attribute(s.priority).worse}."
+            if r.topic == "hint":  # general question on an L1-violating option (G.6)
+                return f"{pick(HINT, turn, 'hint')} {s.need(1).hint}"
             if r.topic == "priority":
                 attr = s.attribute(s.priority)
                 goal = "keeping the {} down" if attr.better == "lower" else "a strong {}"

@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import ScenarioError
 from .model import Attribute, Need, Persona, Requirement
+from .quality import compares_options
 
 DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
 
@@ -180,6 +181,8 @@ def _visible(c: _Checker, raw: Mapping[str, Any], i: int) -> tuple[Attribute, Vi
         decimals=int(raw.get("decimals", 0)),
         worse=c.text(raw, "worse", f),
     )
+    if compares_options(attr.worse):
+        raise c.fail(f"{f}.worse", f"must name the option's own drawback, not compare it with others: {attr.worse!r}")
     return attr, VisibleRange(low, high, step)
 
 

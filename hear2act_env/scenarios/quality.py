@@ -22,3 +22,13 @@ def artefacts(text: str) -> list[str]:
     if not text.strip():
         found.append("is empty")
     return found
+
+
+# The safe option's drawback is its own (PROTOCOL.md): the words never compare it
+# with other options, which would tell the agent a better full fit exists.
+_COMPARES = re.compile(r"\b(other|others|another|alternatives?|options?|the rest)\b|\bone that\b", re.I)
+
+
+def compares_options(text: str) -> bool:
+    """True when a drawback text refers to other options ("than the other one that works")."""
+    return bool(_COMPARES.search(text))

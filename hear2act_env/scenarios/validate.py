@@ -16,7 +16,7 @@ from pathlib import Path
 from .content import DOMAIN_FAMILY, slugify
 from .errors import ScenarioError
 from .model import KINDS, LEVELS, OPS, Scenario
-from .quality import artefacts
+from .quality import artefacts, compares_options
 
 N_OPTIONS = 11
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*-\d{2}$")
@@ -55,6 +55,10 @@ def _attributes(s: Scenario) -> Iterator[tuple[str, str]]:
             yield f"attributes[{i}].kind", f"must be one of {KINDS}, got {a.kind!r}"
         elif a.kind == "visible" and a.better not in ("lower", "higher"):
             yield f"attributes[{i}].better", "a visible attribute needs better='lower'|'higher'"
+        elif a.kind == "visible" and not a.worse.strip():
+            yield f"attributes[{i}].worse", "a visible attribute needs the user's words for its drawback"
+        elif a.kind == "visible" and compares_options(a.worse):
+            yield f"attributes[{i}].worse", f"must name the option's own drawback, not compare it: {a.worse!r}"
         elif a.kind != "visible" and len(a.values) < 2:
             yield f"attributes[{i}].values", "a categorical attribute needs at least 2 values"
     # A value that contains another would let one phrase read as two in a description.
