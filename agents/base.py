@@ -1,7 +1,16 @@
-"""The Agent protocol and the name -> agent registry."""
+"""The Agent and Policy protocols and the registries behind ``make_agent`` / ``make_policy``.
+
+An :class:`Agent` plays one episode at a time (observation -> action text).
+A :class:`Policy` acts for many episodes at once (``act_batch``), which is
+what the batched rollout engine (:mod:`eval.engine`) drives; every agent is
+also a policy through :class:`agents.adapter.RuleAgentPolicy`, and any model
+is one through :class:`agents.llm.policy.ModelPolicy`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from hear2act_env.registry import resolve
@@ -23,6 +32,38 @@ class Agent(Protocol):
     def act(self, observation: dict[str, str]) -> str: ...
 
 
+@dataclass
+class PolicyInput:
+    """What a policy sees for one pending decision of one episode."""
+
+    observation: dict[str, Any]
+    info_reset: dict[str, Any]  # {"scenario_id": ...} only; nothing private
+    episode_seed: int
+    turn: int  # agent turn index, 0 for the first decision after the opening
+    key: str  # the episode's rollout id
+
+
+@dataclass
+class PolicyOutput:
+    """A policy's decision: the text given to ``env.step`` and what produced it."""
+
+    action: str  # text given to env.step (the answer part of a reasoning output)
+    raw: str  # the model's raw output
+    reasoning: str = ""  # the <think> part, if any
+    prompt: list[dict[str, Any]] | None = None  # JSON-able messages (audio replaced by its hash)
+    prompt_hash: str = ""
+    error: str = ""  # non-empty => the episode fails with this reason (never scored)
+    n_tokens: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    name: str
+
+    def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]: ...
+
+
 # name -> "module:Class"; imported on use so that heavy agents cost nothing until asked for.
 AGENTS: dict[str, str] = {
     "random": "agents.baselines:RandomAgent",
@@ -31,8 +72,39 @@ AGENTS: dict[str, str] = {
     "state-rule": "agents.rule:StateAwareRuleAgent",
     "oracle": "agents.oracle:OracleAgent",
 }
+# Keyword arguments of make_policy that configure the policy, not the backend.
+POLICY_KWARGS = ("assistant", "reasoning", "name", "record_prompts")
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
     """Instantiate a registered agent by name."""
     return resolve(AGENTS, name, "agent")(**kwargs)
+
+
+def make_policy(spec: str, *, access: str, **kwargs: Any) -> Policy:
+    """A policy from a registered agent name (``state-rule``, ...) or a model spec.
+
+    Model specs: ``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``,
+    ``qwen2audio:PATH`` (``scripted:FILE.json`` replays texts, for tests).
+    Keyword arguments: ``assistant`` (``"spoken"``/``"text"``), ``reasoning``,
+    ``name`` and ``record_prompts`` go to the policy, the rest to the agent or
+    backend (e.g. ``max_new_tokens``, ``temperature``, ``concurrency``).
+    """
+    from .llm import BACKENDS, make_backend, split_spec
+
+    if spec in AGENTS:
+        from .adapter import RuleAgentPolicy
+
+        return RuleAgentPolicy(spec, access=access, **kwargs)
+    prefix, _ = split_spec(spec)
+    if not prefix:
+        raise ValueError(
+            f"unknown agent {spec!r}; choose a registered agent {sorted(AGENTS)} "
+            f"or a model spec PREFIX:TARGET with PREFIX in {sorted(BACKENDS)}"
+        )
+    from .llm.policy import ModelPolicy
+
+    policy_kw = {k: kwargs.pop(k) for k in POLICY_KWARGS if k in kwargs}
+    backend = make_backend(spec, **kwargs)
+    policy_kw.setdefault("name", spec)
+    return ModelPolicy(backend, access=access, **policy_kw)
