@@ -163,3 +163,25 @@ def test_content_files_give_ten_personas_each():
     assert len(domains) == 48
     assert all(len(d.personas) == 10 for d in domains)
     assert all(len(d.names) >= 14 for d in domains)
+
+
+def test_roles_are_computed_once_not_per_step(bank, monkeypatch):
+    """A step's work must not depend on the hidden state: no role is re-derived (sorted) per step."""
+    import gymnasium as gym
+
+    from hear2act_env.dialogue.actions import format_action
+
+    s = bank[3]
+    expected = (s.gold, s.safe, s.opening, s.request_violating)
+    calls = []
+    monkeypatch.setattr(Scenario, "_rank_key", lambda self, o: calls.append(o) or 0.0)
+    monkeypatch.setattr(Scenario, "_compute_roles", lambda self: calls.append(self) or {})
+    env = gym.make("Hear2Act-Prosody-v0", disable_env_checker=True).unwrapped
+    env.reset(seed=0, options={"scenario_id": s.id})
+    for n in (s.gold, s.safe, s.request_violating[0], s.opening):
+        env.step(format_action("recommend", "This one?", n))
+        env.step(format_action("ask", "Is there anything else?"))
+    env.step(format_action("recommend", "This one?", s.gold))
+    env.step(format_action("confirm", "Great."))
+    assert calls == []
+    assert (s.gold, s.safe, s.opening, s.request_violating) == expected

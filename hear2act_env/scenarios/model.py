@@ -9,7 +9,7 @@ author cannot make an option "gold" by labelling it so.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import ScenarioError
@@ -278,6 +278,11 @@ class Scenario:
             )
             object.__setattr__(opt, "satisfies", sat)
             object.__setattr__(opt, "meets_request", meets)
+        object.__setattr__(self, "_roles", self._compute_roles())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuild through __init__ so the options' derived fields and the roles are recomputed.
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
 
     # -- lookups ---------------------------------------------------------
     def attribute(self, name: str) -> Attribute:
@@ -295,43 +300,64 @@ class Scenario:
         return self.needs[level - 1]
 
     # -- derived roles -----------------------------------------------------
+    # Computed once, at construction (PROTOCOL.md: nothing observable varies with
+    # the hidden state, step time included): a property that sorted the options
+    # on every call made a step on the gold measurably slower than on a wrong one.
     def _rank_key(self, opt: Option) -> float:
         value = float(opt.values[self.priority])
         return value if self.attribute(self.priority).better == "lower" else -value
 
-    def _ranked_fits(self) -> list[Option]:
-        fits = [o for o in self.options if o.meets_request and all(o.satisfies)]
-        return sorted(fits, key=self._rank_key)
+    def _compute_roles(self) -> dict[str, int | tuple[int, ...] | ScenarioError]:
+        """gold / safe / opening numbers (or the error explaining why there is none)."""
+        roles: dict[str, int | tuple[int, ...] | ScenarioError] = {
+            "request_violating": tuple(o.number for o in self.options if not o.meets_request)
+        }
+        try:
+            meeting = sorted((o for o in self.options if o.meets_request), key=self._rank_key)
+        except (KeyError, TypeError, ValueError) as exc:
+            bad = ScenarioError(self.id, "options", f"priority {self.priority!r} is not numeric everywhere ({exc})")
+            roles.update(gold=bad, safe=bad, opening=bad)
+            return roles
+        fits = [o for o in meeting if all(o.satisfies)]
+        if not fits or (len(fits) > 1 and self._rank_key(fits[0]) == self._rank_key(fits[1])):
+            roles["gold"] = ScenarioError(self.id, "options", "no unique best-fitting (gold) option")
+        else:
+            roles["gold"] = fits[0].number
+        if len(fits) != 2:
+            roles["safe"] = ScenarioError(
+                self.id, "options", f"expected gold and safe to fit all needs, found {len(fits)}"
+            )
+        else:
+            roles["safe"] = fits[1].number
+        roles["opening"] = (
+            meeting[0].number if meeting else ScenarioError(self.id, "options", "no option meets the request")
+        )
+        return roles
+
+    def _role_number(self, role: str) -> int:
+        number = self._roles[role]
+        if isinstance(number, ScenarioError):
+            raise number
+        return number  # type: ignore[return-value]
 
     @property
     def gold(self) -> int:
         """Number of the best-fitting option (meets request, all needs, best priority)."""
-        fits = self._ranked_fits()
-        if not fits or (len(fits) > 1 and self._rank_key(fits[0]) == self._rank_key(fits[1])):
-            raise ScenarioError(self.id, "options", "no unique best-fitting (gold) option")
-        return fits[0].number
+        return self._role_number("gold")
 
     @property
     def safe(self) -> int:
         """Number of the safe option: fits every need but is worse than gold on priority."""
-        fits = self._ranked_fits()
-        if len(fits) != 2:
-            raise ScenarioError(
-                self.id, "options", f"expected gold and safe to fit all needs, found {len(fits)}"
-            )
-        return fits[1].number
+        return self._role_number("safe")
 
     @property
     def opening(self) -> int:
         """Number of the opening option: best on the priority among request-meeting options."""
-        meeting = sorted((o for o in self.options if o.meets_request), key=self._rank_key)
-        if not meeting:
-            raise ScenarioError(self.id, "options", "no option meets the request")
-        return meeting[0].number
+        return self._role_number("opening")
 
     @property
     def request_violating(self) -> tuple[int, ...]:
-        return tuple(o.number for o in self.options if not o.meets_request)
+        return self._roles["request_violating"]  # type: ignore[return-value]
 
     def role(self, number: int) -> str:
         """Canonical role: ``gold``, ``safe``, ``request-violating`` or ``pattern-XYZ``."""
