@@ -1,0 +1,159 @@
+"""Shared generation loop of the local audio-LLM backends (``omni:PATH``, ``qwen2audio:PATH``).
+
+A backend loads the model class it names plus the checkpoint's tokenizer and
+Whisper feature extractor (:mod:`agents.llm.audio_inputs`; no processor
+class, so no torchvision), builds one left-padded batch per chunk of
+requests, and decodes:
+
+* greedy when ``temperature == 0`` (the default);
+* sampled otherwise, with each request's own ``seed``: temperature and top-p
+  shape the distribution, then Gumbel noise drawn from a per-row
+  ``torch.Generator`` seeded by that request picks the token
+  (``argmax(log p + Gumbel)`` is an exact sample of ``p``). A row's draws
+  depend only on its seed, so a trajectory is the same whatever batch it
+  runs in.
+
+A request whose messages cannot be turned into inputs (bad audio, a
+template without an audio slot) comes back with ``error`` set; the rest of
+the batch still runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .audio_inputs import AUDIO_TOKEN, build_audio_inputs, load_audio_processing, render_chat
+from .backend import Generation, GenerationRequest
+
+_INSTALL = 'pip install "hear2act[llm]"'
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:
+        raise ImportError(f"audio LLM backends need torch and transformers: {_INSTALL}") from exc
+    return torch
+
+
+def gumbel_processor(seeds: Sequence[int], temperature: float, top_p: float) -> Any:
+    """A logits processor that turns greedy decoding into per-row seeded sampling."""
+    torch = _torch()
+    from transformers import LogitsProcessor
+
+    class SeededSample(LogitsProcessor):
+        def __init__(self) -> None:
+            self.generators: list[Any] | None = None
+
+        def __call__(self, input_ids: Any, scores: Any) -> Any:
+            if self.generators is None:
+                self.generators = [torch.Generator(device=scores.device).manual_seed(int(s)) for s in seeds]
+            logits = scores.float() / temperature
+            if top_p < 1.0:
+                # Keep the smallest set of tokens whose probability reaches top_p (always at least the best one).
+                sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
+                cumulative = sorted_logits.softmax(-1).cumsum(-1)
+                drop_sorted = cumulative - sorted_logits.softmax(-1) >= top_p
+                drop = drop_sorted.scatter(-1, order, drop_sorted)
+                logits = logits.masked_fill(drop, float("-inf"))
+            logp = torch.log_softmax(logits, dim=-1)
+            noise = torch.stack([
+                torch.rand(logp.shape[-1], generator=g, device=logp.device, dtype=torch.float32)
+                for g in self.generators
+            ]).clamp_(min=1e-20)
+            return logp - torch.log(-torch.log(noise))
+
+    return SeededSample()
+
+
+class AudioLLMBackend:
+    """A local transformers audio LLM as a :class:`~agents.llm.backend.Backend`."""
+
+    accepts_audio = True
+    prefix: ClassVar[str] = ""
+    model_class: ClassVar[str] = ""  # transformers class name
+    default_template: ClassVar[str | None] = None  # used when the checkpoint ships no chat template
+
+    def __init__(self, path: str | Path, *, max_new_tokens: int = 256, temperature: float = 0.0, top_p: float = 1.0,
+                 batch_size: int = 8, device: str | None = None, dtype: str = "auto",
+                 audio_token: str = AUDIO_TOKEN, name: str | None = None) -> None:
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+        if not 0 < top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        root = Path(path)
+        if not (root / "config.json").is_file():
+            raise FileNotFoundError(f"{self.prefix}: {root} is not a checkpoint directory (no config.json)")
+        torch = _torch()
+        import transformers
+
+        self.name = name or f"{self.prefix}:{root.name}"
+        self.path = root
+        self.max_new_tokens = int(max_new_tokens)
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+        self.batch_size = int(batch_size)
+        self.processing = load_audio_processing(root, audio_token=audio_token, default_template=self.default_template)
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        torch_dtype = {"auto": torch.bfloat16 if self.device.type == "cuda" else torch.float32,
+                       "bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}.get(dtype)
+        if torch_dtype is None:
+            raise ValueError(f"dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
+        cls = getattr(transformers, self.model_class)
+        self.model = cls.from_pretrained(root, dtype=torch_dtype).to(self.device).eval()
+        tok = self.processing.tokenizer
+        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        eos = self.model.generation_config.eos_token_id
+        self.eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [tok.eos_token_id])
+
+    @classmethod
+    def from_spec(cls, target: str, **kwargs: Any) -> AudioLLMBackend:
+        """``PREFIX:PATH`` -> a backend on the checkpoint directory PATH."""
+        return cls(target, **kwargs)
+
+    def inputs(self, messages_batch: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        """The model inputs of a batch, on the model's device and dtype."""
+        p = self.processing
+        batch = build_audio_inputs(messages_batch, p.tokenizer, p.feature_extractor, chat_template=p.chat_template,
+                                   audio_token=p.audio_token)
+        dtype = self.model.dtype
+        return {k: v.to(self.device, dtype=dtype if k == "input_features" else v.dtype) for k, v in batch.items()}
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        out: list[Generation | None] = [None] * len(requests)
+        ready: list[int] = []
+        for i, r in enumerate(requests):
+            try:
+                render_chat(r.messages, self.processing)
+            except (ValueError, TypeError, ImportError) as exc:
+                out[i] = Generation("", error=f"{self.name}: bad request {r.key!r}: {exc}")
+            else:
+                ready.append(i)
+        for start in range(0, len(ready), self.batch_size):
+            chunk = ready[start:start + self.batch_size]
+            for i, gen in zip(chunk, self._generate([requests[i] for i in chunk]), strict=True):
+                out[i] = gen
+        return [g for g in out if g is not None]
+
+    def _generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        torch = _torch()
+        batch = self.inputs([r.messages for r in requests])
+        kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "do_sample": False,
+                                  "pad_token_id": self.pad_id, "temperature": None, "top_p": None, "top_k": None}
+        if self.temperature > 0:
+            kwargs["logits_processor"] = [gumbel_processor([r.seed for r in requests], self.temperature, self.top_p)]
+        with torch.inference_mode():
+            sequences = self.model.generate(**batch, **kwargs)
+        new = sequences[:, batch["input_ids"].shape[1]:].tolist()
+        gens = []
+        for ids in new:
+            n = next((k + 1 for k, t in enumerate(ids) if t in self.eos_ids), len(ids))
+            text = self.processing.tokenizer.decode(ids[:n], skip_special_tokens=True)
+            gens.append(Generation(text.strip(), n_tokens=n))
+        return gens
