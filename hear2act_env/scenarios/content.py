@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError
+from .fields import reject_constant
 from .model import Attribute, Need, Persona, Requirement
-from .quality import compares_options
+from .quality import compares_options, is_bare_answer
 
 DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
 
@@ -141,6 +142,10 @@ class _Checker:
     def texts(self, d: Mapping[str, Any], key: str, field: str, min_len: int = 1) -> tuple[str, ...]:
         items = self.get(d, key, list, field)
         path = f"{field}.{key}".lstrip(".")
+        if key in ("keywords", "values", "accept", "in"):
+            for i, item in enumerate(items):
+                if isinstance(item, str) and is_bare_answer(item):
+                    raise self.fail(f"{path}[{i}]", f"{item!r} is a bare yes/no; it never counts as a keyword or value")
         if len(items) < min_len:
             raise self.fail(path, f"needs at least {min_len} entries, has {len(items)}")
         out = []
@@ -332,8 +337,8 @@ def parse_domain(raw: Any, where: str) -> DomainContent:
 def load_domain(path: str | Path) -> DomainContent:
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+        raw = json.loads(path.read_text(encoding="utf-8"), parse_constant=reject_constant)
+    except ValueError as exc:  # JSONDecodeError, or NaN/Infinity
         raise ScenarioError(path.name, "<json>", f"not valid JSON ({exc})") from None
     content = parse_domain(raw, path.name)
     if path.stem != content.slug:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import ScenarioError
+from .fields import Fields, is_number
 
 KINDS = ("need", "visible", "distractor")
 OPS = ("<=", ">=")
@@ -60,8 +61,10 @@ class Attribute:
 
     ``need`` and ``distractor`` attributes are categorical: ``values`` is the
     vocabulary, each value a phrase that reads well inside a product record
-    ("nonstop", "instant push alerts"). ``visible`` attributes are numeric
-    (price, rating, ...) and are what the opening request talks about.
+    ("nonstop", "instant push alerts"). ``visible`` attributes are what the
+    opening request talks about: numeric (price, rating, ...; ``values`` is
+    empty) or categorical (a vocabulary, e.g. a privacy policy the request
+    names; then ``better``/``worse`` are unused).
     """
 
     name: str
@@ -75,9 +78,14 @@ class Attribute:
     decimals: int = 0
     worse: str = ""  # visible only: how the user says an option is worse here
 
+    @property
+    def numeric(self) -> bool:
+        """A numeric visible attribute (price, rating, ...)."""
+        return self.kind == "visible" and not self.values
+
     def format(self, value: Value) -> str:
         """The value as it appears in an option description."""
-        if self.kind != "visible":
+        if not self.numeric:
             return str(value)
         number = f"{float(value):,.{self.decimals}f}"
         return f"{self.prefix}{number}{self.suffix}"
@@ -93,7 +101,7 @@ class Attribute:
             "kind": self.kind,
             "keywords": list(self.keywords),
         }
-        if self.kind == "visible":
+        if self.numeric:
             d.update(
                 better=self.better,
                 prefix=self.prefix,
@@ -106,35 +114,56 @@ class Attribute:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Attribute:
+    def from_dict(cls, d: Mapping[str, Any] | Fields) -> Attribute:
+        f = d if isinstance(d, Fields) else Fields(d, "<attribute>")
         return cls(
-            name=d["name"],
-            label=d["label"],
-            kind=d["kind"],
-            keywords=tuple(d.get("keywords", ())),
-            values=tuple(d.get("values", ())),
-            better=d.get("better"),
-            prefix=d.get("prefix", ""),
-            suffix=d.get("suffix", ""),
-            decimals=int(d.get("decimals", 0)),
-            worse=d.get("worse", ""),
+            name=f.text("name"),
+            label=f.text("label"),
+            kind=f.text("kind"),
+            keywords=f.texts("keywords"),
+            values=f.texts("values", ()),
+            better=f.optional_text("better"),
+            prefix=f.text("prefix", ""),
+            suffix=f.text("suffix", ""),
+            decimals=f.integer("decimals", 0, 6, default=0),
+            worse=f.text("worse", ""),
         )
 
 
 @dataclass(frozen=True)
 class Requirement:
-    """A visible requirement stated in the opening request (``price <= 200``)."""
+    """A visible requirement stated in the opening request.
+
+    Numeric: a bound on a numeric visible attribute (``price <= 200``).
+    Categorical (``op == "in"``): a categorical visible attribute must take one
+    of ``values`` ("a system that respects guests' privacy"). Build one with
+    :meth:`one_of`.
+    """
 
     attribute: str
-    op: str
-    value: float
+    op: str  # "<=", ">=" (numeric) or "in" (categorical)
+    value: float | None
     statement: str  # how the user says it when an option breaks it
+    values: tuple[str, ...] = ()  # categorical only: the values that meet it
+
+    @classmethod
+    def one_of(cls, attribute: str, values: tuple[str, ...], statement: str) -> Requirement:
+        return cls(attribute, "in", None, statement, tuple(values))
+
+    @property
+    def categorical(self) -> bool:
+        return self.op == "in"
 
     def holds(self, value: Value) -> bool:
-        v = float(value)
-        return v <= self.value if self.op == "<=" else v >= self.value
+        if self.categorical:
+            return value in self.values
+        if not is_number(value) or self.value is None:
+            return False
+        return value <= self.value if self.op == "<=" else value >= self.value
 
     def to_dict(self) -> dict[str, Any]:
+        if self.categorical:
+            return {"attribute": self.attribute, "in": list(self.values), "statement": self.statement}
         return {
             "attribute": self.attribute,
             "op": self.op,
@@ -143,8 +172,13 @@ class Requirement:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Requirement:
-        return cls(d["attribute"], d["op"], float(d["value"]), d["statement"])
+    def from_dict(cls, d: Mapping[str, Any] | Fields) -> Requirement:
+        f = d if isinstance(d, Fields) else Fields(d, "<requirement>")
+        if f.has("in"):
+            if f.has("op") or f.has("value"):
+                raise f.fail("in", "a requirement is numeric (op, value) or categorical (in), not both")
+            return cls.one_of(f.text("attribute"), f.texts("in"), f.text("statement"))
+        return cls(f.text("attribute"), f.text("op"), float(f.number("value")), f.text("statement"))
 
 
 @dataclass(frozen=True)
@@ -174,14 +208,15 @@ class Need:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Need:
+    def from_dict(cls, d: Mapping[str, Any] | Fields) -> Need:
+        f = d if isinstance(d, Fields) else Fields(d, "<need>")
         return cls(
-            level=int(d["level"]),
-            attribute=d["attribute"],
-            accept=tuple(d["accept"]),
-            statement=d["statement"],
-            keywords=tuple(d["keywords"]),
-            hint=d.get("hint", ""),
+            level=f.integer("level", 1, 3),
+            attribute=f.text("attribute"),
+            accept=f.texts("accept"),
+            statement=f.text("statement"),
+            keywords=f.texts("keywords"),
+            hint=f.text("hint", ""),
         )
 
 
@@ -203,8 +238,9 @@ class Persona:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Persona:
-        return cls(d["situation"], d["urgency"], d["budget"], d["expertise"])
+    def from_dict(cls, d: Mapping[str, Any] | Fields) -> Persona:
+        f = d if isinstance(d, Fields) else Fields(d, "<persona>")
+        return cls(f.text("situation"), f.text("urgency"), f.text("budget"), f.text("expertise"))
 
 
 @dataclass(frozen=True)
@@ -242,8 +278,9 @@ class Option:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Option:
-        return cls(int(d["number"]), d["name"], FrozenMap(d["values"]), d["description"])
+    def from_dict(cls, d: Mapping[str, Any] | Fields) -> Option:
+        f = d if isinstance(d, Fields) else Fields(d, "<option>")
+        return cls(f.integer("number"), f.text("name"), FrozenMap(f.values("values")), f.text("description"))
 
 
 @dataclass(frozen=True)
@@ -262,20 +299,13 @@ class Scenario:
     options: tuple[Option, ...]
 
     def __post_init__(self) -> None:
-        by_name = {a.name: a for a in self.attributes}
         for opt in self.options:
             sat = tuple(
                 n.attribute in opt.values and n.holds(opt.values[n.attribute])
                 for n in self.needs
             )
             sat = (*sat, False, False, False)[:3]
-            meets = all(
-                r.attribute in opt.values
-                and by_name.get(r.attribute) is not None
-                and _is_number(opt.values[r.attribute])
-                and r.holds(opt.values[r.attribute])
-                for r in self.requirements
-            )
+            meets = all(r.attribute in opt.values and r.holds(opt.values[r.attribute]) for r in self.requirements)
             object.__setattr__(opt, "satisfies", sat)
             object.__setattr__(opt, "meets_request", meets)
         object.__setattr__(self, "_roles", self._compute_roles())
@@ -304,7 +334,10 @@ class Scenario:
     # the hidden state, step time included): a property that sorted the options
     # on every call made a step on the gold measurably slower than on a wrong one.
     def _rank_key(self, opt: Option) -> float:
-        value = float(opt.values[self.priority])
+        value = opt.values[self.priority]
+        if not is_number(value):
+            raise TypeError(f"option {opt.number}: {self.priority} = {value!r} is not a number")
+        value = float(value)
         return value if self.attribute(self.priority).better == "lower" else -value
 
     def _compute_roles(self) -> dict[str, int | tuple[int, ...] | ScenarioError]:
@@ -391,42 +424,21 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Scenario:
-        """Build from a dict; missing or mistyped fields raise :class:`ScenarioError`."""
-        sid = str(d.get("id", "<no id>")) if isinstance(d, Mapping) else "<not an object>"
-        if not isinstance(d, Mapping):
-            raise ScenarioError(sid, "<root>", "a scenario must be a JSON object")
-        field_name = "<root>"
-        try:
-            field_name = "persona"
-            persona = Persona.from_dict(d["persona"])
-            field_name = "requirements"
-            reqs = tuple(Requirement.from_dict(r) for r in d["requirements"])
-            field_name = "attributes"
-            attrs = tuple(Attribute.from_dict(a) for a in d["attributes"])
-            field_name = "needs"
-            needs = tuple(Need.from_dict(n) for n in d["needs"])
-            field_name = "options"
-            opts = tuple(Option.from_dict(o) for o in d["options"])
-            field_name = "id"
-            return cls(
-                id=str(d["id"]),
-                domain=str(d["domain"]),
-                family=str(d["family"]),
-                persona=persona,
-                request=str(d["request"]),
-                requirements=reqs,
-                priority=str(d["priority"]),
-                attributes=attrs,
-                needs=needs,
-                options=opts,
-            )
-        except ScenarioError:
-            raise
-        except KeyError as exc:
-            raise ScenarioError(sid, field_name, f"missing field {exc.args[0]!r}") from None
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise ScenarioError(sid, field_name, f"malformed value ({exc})") from None
-
-
-def _is_number(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+        """Build from a dict; a missing or mistyped field raises :class:`ScenarioError`
+        naming the scenario and the field's path (``needs[0].level``). No coercion:
+        a string is not a list, a float is not a level, ``"1"`` is not a number."""
+        sid = d.get("id") if isinstance(d, Mapping) else None
+        sid = sid if isinstance(sid, str) and sid else "<no id>"
+        f = Fields(d, sid)
+        return cls(
+            id=f.text("id"),
+            domain=f.text("domain"),
+            family=f.text("family"),
+            persona=Persona.from_dict(f.object("persona")),
+            request=f.text("request"),
+            requirements=tuple(Requirement.from_dict(r) for r in f.objects("requirements")),
+            priority=f.text("priority"),
+            attributes=tuple(Attribute.from_dict(a) for a in f.objects("attributes")),
+            needs=tuple(Need.from_dict(n) for n in f.objects("needs")),
+            options=tuple(Option.from_dict(o) for o in f.objects("options")),
+        )

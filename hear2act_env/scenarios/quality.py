@@ -32,3 +32,11 @@ _COMPARES = re.compile(r"\b(other|others|another|alternatives?|options?|the rest
 def compares_options(text: str) -> bool:
     """True when a drawback text refers to other options ("than the other one that works")."""
     return bool(_COMPARES.search(text))
+
+
+_BARE_ANSWERS = frozenset({"yes", "no", "y", "n", "yeah", "nope", "yep"})
+
+
+def is_bare_answer(text: str) -> bool:
+    """A bare yes/no: never a keyword or a value (any reply would match it)."""
+    return re.sub(r"[^a-z]", "", text.lower()) in _BARE_ANSWERS

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from .content import DOMAIN_FAMILY, slugify
 from .errors import ScenarioError
+from .fields import is_number, reject_constant
 from .model import KINDS, LEVELS, OPS, Scenario
-from .quality import artefacts, compares_options
+from .quality import artefacts, compares_options, is_bare_answer
 
 N_OPTIONS = 11
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*-\d{2}$")
@@ -45,14 +46,31 @@ def _identity(s: Scenario) -> Iterator[tuple[str, str]]:
         yield "request", "must not be empty"
 
 
+def _keyword_problems(field: str, keywords: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    for j, k in enumerate(keywords):
+        if not k.strip():
+            yield f"{field}[{j}]", "must not be empty"
+        elif is_bare_answer(k):
+            yield f"{field}[{j}]", f"{k!r} is a bare yes/no; it would make any answer-like question targeted"
+
+
 @_check
 def _attributes(s: Scenario) -> Iterator[tuple[str, str]]:
     names = [a.name for a in s.attributes]
     if len(set(names)) != len(names):
         yield "attributes", "attribute names must be distinct"
     for i, a in enumerate(s.attributes):
+        yield from _keyword_problems(f"attributes[{i}].keywords", a.keywords)
+        for j, v in enumerate(a.values):
+            if is_bare_answer(v) or not v.strip():
+                yield f"attributes[{i}].values[{j}]", f"{v!r} is not a descriptive value (bare yes/no or empty)"
         if a.kind not in KINDS:
             yield f"attributes[{i}].kind", f"must be one of {KINDS}, got {a.kind!r}"
+        elif a.kind == "visible" and a.values:
+            if len(a.values) < 2:
+                yield f"attributes[{i}].values", "a categorical attribute needs at least 2 values"
+            if a.better is not None:
+                yield f"attributes[{i}].better", "a categorical visible attribute has no better direction"
         elif a.kind == "visible" and a.better not in ("lower", "higher"):
             yield f"attributes[{i}].better", "a visible attribute needs better='lower'|'higher'"
         elif a.kind == "visible" and not a.worse.strip():
@@ -72,22 +90,41 @@ def _attributes(s: Scenario) -> Iterator[tuple[str, str]]:
         yield "attributes", "at least one distractor attribute (no need depends on it)"
     if "visible" not in kinds:
         yield "attributes", "at least one visible attribute"
-    if s.priority not in {a.name for a in s.attributes if a.kind == "visible"}:
-        yield "priority", f"{s.priority!r} is not a visible attribute"
+    if s.priority not in {a.name for a in s.attributes if a.numeric}:
+        yield "priority", f"{s.priority!r} is not a numeric visible attribute"
 
 
 @_check
 def _requirements(s: Scenario) -> Iterator[tuple[str, str]]:
-    visible = {a.name for a in s.attributes if a.kind == "visible"}
+    attrs = {a.name: a for a in s.attributes}
+    need_attrs = {n.attribute for n in s.needs}
     if not s.requirements:
         yield "requirements", "the request must state at least one visible requirement"
     for i, r in enumerate(s.requirements):
-        if r.attribute not in visible:
-            yield f"requirements[{i}].attribute", f"{r.attribute!r} is not a visible attribute"
-        if r.op not in OPS:
-            yield f"requirements[{i}].op", f"must be one of {OPS}, got {r.op!r}"
+        f = f"requirements[{i}]"
+        a = attrs.get(r.attribute)
+        if r.attribute in need_attrs:
+            yield f"{f}.attribute", f"{r.attribute!r} is a hidden need's attribute; the request never states a need"
+        elif a is None or a.kind != "visible":
+            yield f"{f}.attribute", f"{r.attribute!r} is not a visible attribute"
+        elif r.categorical:
+            if a.numeric:
+                yield f"{f}.attribute", f"{r.attribute!r} is numeric; a categorical requirement needs a vocabulary"
+            elif not r.values or set(r.values) >= set(a.values) or not set(r.values) <= set(a.values):
+                yield f"{f}.in", f"must be a non-empty proper subset of {r.attribute}'s values {list(a.values)}"
+        else:
+            if r.op not in OPS:
+                yield f"{f}.op", f"must be one of {(*OPS, 'in')}, got {r.op!r}"
+            if not a.numeric:
+                yield f"{f}.attribute", f"{r.attribute!r} is categorical; a numeric bound needs a numeric attribute"
+            if r.value is None or not is_number(r.value):
+                yield f"{f}.value", f"must be a finite number, got {r.value!r}"
         if not r.statement.strip():
-            yield f"requirements[{i}].statement", "must not be empty"
+            yield f"{f}.statement", "must not be empty"
+    required = {r.attribute for r in s.requirements}
+    for i, a in enumerate(s.attributes):
+        if a.kind == "visible" and not a.numeric and a.name not in required:
+            yield f"attributes[{i}].kind", f"categorical {a.name!r} is visible but no requirement uses it"
 
 
 @_check
@@ -115,6 +152,7 @@ def _needs(s: Scenario) -> Iterator[tuple[str, str]]:
             yield f"{f}.statement", "must not be empty"
         if not n.keywords:
             yield f"{f}.keywords", "needs words that make a question targeted at it"
+        yield from _keyword_problems(f"{f}.keywords", n.keywords)
         if n.level == 1 and not n.hint.strip():
             yield f"{f}.hint", "L1 needs a directional hint (what CLARIFY returns)"
     need_attrs = {n.attribute for n in s.needs}
@@ -137,9 +175,11 @@ def _options(s: Scenario) -> Iterator[tuple[str, str]]:
                 yield f"{f}.values.{name}", "missing"
                 continue
             v = o.values[name]
-            if a.kind == "visible":
-                if not isinstance(v, int | float) or isinstance(v, bool):
-                    yield f"{f}.values.{name}", f"must be a number, got {v!r}"
+            if a.numeric:
+                if not is_number(v):
+                    yield f"{f}.values.{name}", f"must be a finite number, got {v!r}"
+                elif not _prints(o.description, a.format(v)):
+                    yield f"{f}.description", f"does not print the {name} value {a.format(v)!r}"
             elif v not in a.values:
                 yield f"{f}.values.{name}", f"{v!r} not in the vocabulary {list(a.values)}"
             elif str(v) not in o.description:
@@ -155,6 +195,11 @@ def _options(s: Scenario) -> Iterator[tuple[str, str]]:
         yield "options", "option descriptions must be distinct"
 
 
+def _prints(description: str, shown: str) -> bool:
+    """``shown`` appears as a whole number in the description ("$18" is not in "$189")."""
+    return re.search(r"(?<![\d.,])" + re.escape(shown) + r"(?!\d|[.,]\d)", description) is not None
+
+
 @_check
 def _roles(s: Scenario) -> Iterator[tuple[str, str]]:
     """One option per canonical role, and the gold/safe/opening relations."""
@@ -162,11 +207,9 @@ def _roles(s: Scenario) -> Iterator[tuple[str, str]]:
         return  # reported by the shape checks; roles are meaningless here
     try:
         prio = s.attribute(s.priority)
-        for o in s.options:
-            float(o.values[s.priority])
-            for r in s.requirements:
-                float(o.values[r.attribute])
-    except (KeyError, TypeError, ValueError):
+    except KeyError:
+        return  # reported by _attributes
+    if not prio.numeric or not all(is_number(o.values.get(s.priority)) for o in s.options):
         return  # reported by _options/_attributes
     violators = [o for o in s.options if not o.meets_request]
     if len(violators) != 2:
@@ -189,8 +232,8 @@ def _roles(s: Scenario) -> Iterator[tuple[str, str]]:
         top = float(lead[0].values[s.priority])
         if len(lead) > 1 and float(lead[1].values[s.priority]) == top:
             yield "options", f"the opening must lead on {s.priority!r} alone (tie)"
-        if all(lead[0].satisfies[1:]):
-            yield "options", "the opening option must violate at least one of L2/L3"
+        if all(lead[0].satisfies):
+            yield "options", "the opening option (the request-meeting leader) must miss at least one of L1/L2/L3"
 
 
 @_check
@@ -198,6 +241,9 @@ def _texts(s: Scenario) -> Iterator[tuple[str, str]]:
     texts = {"request": s.request, "persona.situation": s.persona.situation}
     for i, r in enumerate(s.requirements):
         texts[f"requirements[{i}].statement"] = r.statement
+    for i, a in enumerate(s.attributes):
+        if a.worse:
+            texts[f"attributes[{i}].worse"] = a.worse
     for i, n in enumerate(s.needs):
         texts[f"needs[{i}].statement"] = n.statement
         if n.hint:
@@ -226,13 +272,15 @@ def read_jsonl(path: str | Path) -> tuple[list[Scenario], list[ScenarioError]]:
     """Parse and validate a JSONL scenario file; bad lines are reported, not fatal."""
     scenarios, errors = [], []
     seen: dict[str, int] = {}
+    lines = 0
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
+            lines += 1
             try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
+                raw = json.loads(line, parse_constant=reject_constant)
+            except ValueError as exc:  # JSONDecodeError, or NaN/Infinity
                 errors.append(ScenarioError(f"{Path(path).name}", "<json>", str(exc), line=lineno))
                 continue
             try:
@@ -247,6 +295,8 @@ def read_jsonl(path: str | Path) -> tuple[list[Scenario], list[ScenarioError]]:
             errors.extend(e.at_line(lineno) for e in bad)
             if not bad:
                 scenarios.append(scenario)
+    if not lines:
+        errors.append(ScenarioError(Path(path).name, "<file>", "the file holds no scenarios (empty)", line=1))
     return scenarios, errors
 
 
