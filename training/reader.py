@@ -1,0 +1,276 @@
+"""A reader of the observation text: what the user has said, and which options still fit it.
+
+The discrete wrappers need "the options that fit what has been disclosed"
+without looking at anything an agent cannot see. This module reads only the
+``options`` and ``transcript`` text (and the realizer's public phrase pools,
+the language every user speaks) -- never a scenario's hidden fields and never
+``info``. It is the reader a careful person of the transcript would be,
+reduced to rules:
+
+* **Statements.** A user turn that states something (a need, a requirement,
+  a refusal reason) is split into its opener ("No, that won't work.", "Good
+  question.", ...) and the statement. Each distinct statement is one
+  disclosure.
+* **Evidence.** A statement counts *against* an option when it is the user's
+  reaction to recommending that option, the answer to a general question
+  about it (the user names a need the current option misses), or the reason
+  for refusing to confirm it. A directional hint after a general question and
+  the safe option's drawback also count against the option.
+* **Columns.** The options text lists each option's values in the same order
+  (``Name: v1, v2, ..., price, rating``). A statement is about the column the
+  assistant asked about (targeted question), else about the column whose
+  values share the most content words with it, else, for a statement with a
+  number, the numeric column whose values straddle it.
+* **Fit.** An option fits a statement unless it carries a value, in the
+  statement's column, that an option counted against the statement carries
+  (for a number: a value on the wrong side of it). Options counted against
+  any statement never fit. Only evidence rules out: a value the statement
+  seems to name is not trusted ("one stop at most" names two values).
+
+This reader is not perfect: a statement in words that share nothing with
+the option values ("land during the day" vs "afternoon departure") is only
+known to rule out the options it was said about. ``benchmarks/ppo_results.py``
+measures its precision against the hidden fields; the wrappers never need it
+to be perfect, because the macro RECOMMEND falls back to untried options in
+the request's order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hear2act_env.dialogue import realizer as rz
+from hear2act_env.dialogue.actions import parse_action
+from hear2act_env.dialogue.matching import GENERIC, normalize
+
+# Category of a user turn (what the words say), in a fixed order: the observation's one-hot.
+CATEGORIES = ("request", "assent", "qualified", "direct", "reject", "answer", "restate", "irrelevant", "covers",
+              "safe", "hint", "refuse", "accept", "rephrase", "priority")
+# Words that count against the current option whatever the assistant did (a general question's answer too).
+_AGAINST = frozenset({"reject", "qualified", "direct", "safe", "refuse"})
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# Words that say nothing about an option value (stemmed like the text they are compared with).
+_STOP = frozenset(normalize(w) for w in GENERIC | frozenset("""
+    i'd we we'd it its it's at least so since but not no can't really rather prefer nice would should could
+    has have be been am was were they them their our us about just only also too very lot some all get got
+    go going here there this that these those than then really want wants""".split()))
+
+
+def _content(text: str) -> frozenset[str]:
+    """Stemmed content words of a text (numbers dropped)."""
+    return frozenset(w for w in normalize(text).split() if w not in _STOP and not w[0].isdigit())
+
+
+def _number(text: str) -> float | None:
+    m = _NUMBER.search(text)
+    return float(m.group().replace(",", "")) if m else None
+
+
+def _units(text: str) -> tuple[bool, bool]:
+    """(money, percent): how the first number of a text is written."""
+    m = _NUMBER.search(text)
+    if m is None:
+        return False, False
+    return text[max(0, m.start() - 1):m.start()] == "$", text[m.end():m.end() + 1] == "%"
+
+
+# (category, realizer pool names) for user turns made of a stock opener and a statement, tried in order.
+# Pools are looked up by name so a realizer that drops or adds one keeps this reader working.
+_OPENERS = (("safe", ("SAFE",)), ("hint", ("HINT",)), ("refuse", ("REFUSE",)), ("reject", ("REJECT",)),
+            ("direct", ("DIRECT",)), ("restate", ("RESTATE",)), ("answer", ("ANSWER",)))
+_WHOLE = (("assent", "ASSENT"), ("irrelevant", "IRRELEVANT"), ("covers", "COVERS"), ("accept", "ACCEPT"),
+          ("rephrase", "REPHRASE"))
+
+
+def _pool(name: str) -> tuple[str, ...]:
+    return tuple(p for p in getattr(rz, name, ()) if isinstance(p, str))
+
+
+def split_opener(words: str) -> tuple[str, str]:
+    """(category, statement) of one user turn, from the realizer's public phrase pools."""
+    words = words.strip()
+    for category, name in _WHOLE:
+        if words in _pool(name):
+            return category, ""
+    if words.startswith("The main thing for me is"):
+        return "priority", ""
+    for assent in _pool("ASSENT"):
+        if words.startswith(assent + " "):
+            rest = words[len(assent) + 1:]
+            for opener in (*_pool("STRONG"), *_pool("MILD")):
+                if rest.startswith(opener):
+                    return "qualified", rest[len(opener):].strip()
+    for category, names in _OPENERS:
+        for name in names:
+            for opener in _pool(name):
+                if opener and words.startswith(opener + " "):
+                    return category, words[len(opener) + 1:].strip()
+    return "answer", words  # a bare statement (the empty answer opener)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options text as columns of values."""
+
+    names: dict[int, str]
+    values: dict[int, tuple[str, ...]]  # option number -> its values in column order
+
+    @classmethod
+    def parse(cls, text: str) -> Options:
+        names, values = {}, {}
+        for line in text.splitlines():
+            number, _, rest = line.partition(". ")
+            name, _, facts = rest.partition(": ")
+            names[int(number)] = name
+            values[int(number)] = tuple(facts.split(", "))
+        width = min(len(v) for v in values.values())
+        return cls(names, {n: v[:width] for n, v in values.items()})
+
+    @property
+    def numbers(self) -> list[int]:
+        return sorted(self.names)
+
+    @property
+    def width(self) -> int:
+        return len(next(iter(self.values.values())))
+
+    def column(self, j: int) -> dict[int, str]:
+        return {n: v[j] for n, v in self.values.items()}
+
+    def numeric(self, j: int) -> dict[int, float] | None:
+        col = {n: _number(v) for n, v in self.column(j).items()}
+        return None if any(x is None for x in col.values()) else col  # type: ignore[return-value]
+
+
+@dataclass
+class Statement:
+    """One distinct thing the user said, and the options it was said against."""
+
+    text: str
+    against: set[int] = field(default_factory=set)
+    column: int | None = None  # known from a targeted question
+
+
+@dataclass
+class Reading:
+    """Everything the reader concludes from one observation."""
+
+    options: Options
+    current: int | None
+    tried: set[int]
+    flagged: set[int]  # options the words have counted against
+    covered: set[int]  # options the user said cover everything
+    statements: list[Statement]
+    category: str  # of the last user turn
+    last_action: str  # recommend / ask / clarify / confirm / invalid ("recommend" for the opening)
+    hint_heard: bool
+    turn: int  # assistant turns so far (the opening is turn 1)
+    fit: dict[int, bool]
+
+
+def read(options_text: str, transcript: str, asked_columns: dict[int, int] | None = None) -> Reading:
+    """Read one observation. ``asked_columns`` maps an assistant turn number to the column it asked about
+    (the full action set's targeted questions; the wrapper knows what it rendered)."""
+    opts = Options.parse(options_text)
+    lines = transcript.splitlines()
+    asked_columns = asked_columns or {}
+    current: int | None = None
+    tried: set[int] = set()
+    flagged: set[int] = set()
+    covered: set[int] = set()
+    statements: dict[str, Statement] = {}
+    category, last_action, hint_heard, turn = "request", "recommend", False, 0
+    action = None
+    for line in lines[1:]:
+        if line.startswith("Assistant: "):
+            turn += 1
+            action = parse_action(line[len("Assistant: "):], len(opts.names))
+            last_action = action.kind
+            if action.kind == "recommend":
+                current = action.option
+                tried.add(current)  # type: ignore[arg-type]
+            continue
+        if not line.startswith("User: ") or action is None:
+            continue
+        category, text = split_opener(line[len("User: "):])
+        kind = action.kind
+        targeted = kind == "ask" and turn in asked_columns
+        if text and category != "safe":
+            st = statements.setdefault(text, Statement(text))
+            if targeted:
+                st.column = asked_columns[turn]
+            elif current is not None and (kind in ("recommend", "confirm") or (kind == "ask" and category in (
+                    "answer", "restate"))):
+                st.against.add(current)
+        if current is not None and not targeted:
+            if category in _AGAINST or (kind == "ask" and category in ("hint", "answer", "restate")):
+                flagged.add(current)
+            if category == "covers":
+                covered.add(current)
+        hint_heard |= category == "hint"
+    fit = {n: n not in flagged for n in opts.numbers}
+    domain = _content(lines[0]) if lines else frozenset()
+    for st in statements.values():
+        for n, ok in fits_statement(opts, st, domain).items():
+            fit[n] = fit[n] and ok
+    return Reading(opts, current, tried, flagged, covered, list(statements.values()), category, last_action,
+                   hint_heard, turn, fit)
+
+
+def _numeric_column(opts: Options, st: Statement) -> int | None:
+    """For a statement with a number: the numeric column whose values straddle it, the evidence on one side."""
+    x = _number(st.text)
+    if x is None or not st.against:
+        return None
+    for j in range(opts.width):
+        col = opts.numeric(j)
+        units = {_units(v) for v in opts.column(j).values()}
+        if col is not None and units == {_units(st.text)} and min(col.values()) <= x <= max(col.values()):
+            bad = [col[n] for n in st.against]
+            if all(b > x for b in bad) or all(b < x for b in bad):
+                return j
+    return None
+
+
+def statement_column(opts: Options, st: Statement, domain: frozenset[str] = frozenset()) -> int | None:
+    """The column a statement is about: asked about, else a number's column, else most shared content words.
+
+    ``domain`` holds words that say nothing about a column (the request's words: the request never states a
+    hidden need, so its vocabulary is the domain's, e.g. "home", "ticket").
+    """
+    if st.column is not None:
+        return st.column
+    j = _numeric_column(opts, st)
+    if j is not None:
+        return j
+    words = _content(st.text) - domain
+    best, best_score = None, 0
+    for j in range(opts.width):
+        values = set(opts.column(j).values())
+        if len(values) < 2:
+            continue
+        score = max(len(words & _content(v)) for v in values)
+        if score > best_score:
+            best, best_score = j, score
+    return best
+
+
+def fits_statement(opts: Options, st: Statement, domain: frozenset[str] = frozenset()) -> dict[int, bool]:
+    """Which options can meet one statement, from the evidence the transcript holds.
+
+    Only evidence rules an option out (a value an option the statement was said against carries); values the
+    statement seems to name are not trusted ("one stop at most" names "one stop" and "two stops").
+    """
+    fit = {n: n not in st.against for n in opts.numbers}
+    j = statement_column(opts, st, domain)
+    if j is None or not st.against:
+        return fit
+    col = opts.column(j)
+    numeric = opts.numeric(j)
+    x = _number(st.text)
+    if st.column is None and j == _numeric_column(opts, st) and numeric is not None and x is not None:
+        above = all(numeric[n] > x for n in st.against)
+        return {n: fit[n] and (numeric[n] <= x if above else numeric[n] >= x) for n in opts.numbers}
+    bad = {col[n] for n in st.against}
+    return {n: fit[n] and col[n] not in bad for n in opts.numbers}
