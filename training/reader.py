@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 
 from hear2act_env.dialogue import realizer as rz
 from hear2act_env.dialogue.actions import parse_action
-from hear2act_env.dialogue.matching import GENERIC, normalize
 
 # Category of a user turn (what the words say), in a fixed order: the observation's one-hot.
 CATEGORIES = ("request", "assent", "qualified", "direct", "reject", "answer", "restate", "irrelevant", "covers",
@@ -50,16 +49,40 @@ CATEGORIES = ("request", "assent", "qualified", "direct", "reject", "answer", "r
 # Words that count against the current option whatever the assistant did (a general question's answer too).
 _AGAINST = frozenset({"reject", "qualified", "direct", "safe", "refuse"})
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _stem(word: str) -> str:
+    """A small stemmer, consistent across inflections (plural, -ing, -ed, final -e)."""
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) > 4:
+        word = word[:-2]
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def normalize(text: str) -> list[str]:
+    return [_stem(t) for t in _TOKEN.findall(text.lower().replace("'", ""))]
+
+
 # Words that say nothing about an option value (stemmed like the text they are compared with).
-_STOP = frozenset(normalize(w) for w in GENERIC | frozenset("""
-    i'd we we'd it its it's at least so since but not no can't really rather prefer nice would should could
-    has have be been am was were they them their our us about just only also too very lot some all get got
-    go going here there this that these those than then really want wants""".split()))
+_STOP = frozenset(w for raw in """
+    a an and any anything are be can do does else for have how i if important in is it like long matter matters
+    me more much my need needs of on one option options or other that the there this to want what when which will
+    with would you your good work works id we wed its at least so since but not no cant really rather prefer nice
+    should could has been am was were they them their our us about just only also too very lot some all get got
+    go going here these those than then wants""".split() for w in normalize(raw))
 
 
 def _content(text: str) -> frozenset[str]:
     """Stemmed content words of a text (numbers dropped)."""
-    return frozenset(w for w in normalize(text).split() if w not in _STOP and not w[0].isdigit())
+    return frozenset(w for w in normalize(text) if w not in _STOP and not w[0].isdigit())
 
 
 def _number(text: str) -> float | None:

@@ -1,0 +1,249 @@
+"""PPO (Stable-Baselines3, CPU) on the discrete wrappers, CleanRL-style: one dataclass of arguments.
+
+    python -m training.ppo --access T+S --total-timesteps 20000 --seed 0 --out runs/ppo-ts-0
+
+Scenarios are split once (``--split-seed``, the same for every run, so every
+access condition and seed is scored on the same held-out scenarios): whole
+domains are held out (unseen domains) and, of the remaining domains, a few
+scenarios each (unseen scenarios of seen domains). The policy trains on the
+rest; held-out evaluation plays every held-out scenario with fixed episode
+seeds and a deterministic policy, and writes ``OUT/eval.json`` (success,
+turns, premature closure, disclosure, return; overall and per split, plus
+the learning curve). Same arguments and seed give the same ``eval.json``
+(DummyVecEnv, one torch thread, deterministic algorithms). Logs go to
+TensorBoard under ``OUT/tb`` and, with ``--wandb``, to W&B (offline unless
+``--wandb-mode online``). The policy is saved as ``OUT/policy.zip``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+AUDIO = frozenset({"A", "A+T", "T+S_hat", "T+affect"})
+TRAIN_INSTALL = 'pip install "hear2act[train]"'
+
+
+def _arg(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class Args:
+    env_id: str = _arg("Hear2Act-Prosody-v0", "Hear2Act-Prosody-v0 or Hear2Act-Explicit-v0")
+    access: str = _arg("T+S", "access condition: T, T+S, T+S_hat, A+T, A or T+affect")
+    action_set: str = _arg("macro", "discrete action set: macro (4 actions) or full (22)")
+    total_timesteps: int = _arg(20_000, "environment steps of training (all envs together)")
+    seed: int = _arg(0, "run seed: PPO initialisation, sampling and the training envs' episode draws")
+    out: str = _arg("runs/ppo", "output folder (eval.json, policy.zip, args.json, tb/)")
+    turn_cost: float = _arg(0.02, "reward subtracted per assistant turn (the env's turn_cost)")
+    n_envs: int = _arg(4, "parallel training envs")
+    vec_env: str = _arg("dummy", "dummy (reproducible, in-process) or subproc (one process per env)")
+    learning_rate: float = _arg(1e-3, "Adam learning rate")
+    n_steps: int = _arg(128, "rollout steps per env between updates")
+    batch_size: int = _arg(128, "minibatch size")
+    n_epochs: int = _arg(10, "optimisation epochs per update")
+    gamma: float = _arg(0.99, "discount")
+    gae_lambda: float = _arg(0.95, "GAE lambda")
+    ent_coef: float = _arg(0.01, "entropy bonus")
+    net_arch: str = _arg("64,64", "hidden layer sizes of the policy and value MLPs, comma-separated")
+    test_domains: int = _arg(8, "whole domains held out (unseen domains)")
+    test_per_domain: int = _arg(2, "scenarios held out in each remaining domain (unseen scenarios)")
+    split_seed: int = _arg(0, "seed of the train/test split (keep fixed to compare runs)")
+    eval_seed: int = _arg(10_000, "episode seed of held-out scenario i is eval_seed + i")
+    eval_every: int = _arg(0, "timesteps between held-out evaluations for the learning curve (0: only at the end)")
+    episode_pool: int = _arg(-1, "episodes per training scenario (fixed seeds; bounds audio rendering); "
+                                 "0 = a fresh seed every episode, -1 = 0 for text access and 2 for audio access")
+    max_scenarios: int = _arg(0, "use only the first N scenarios of the bank before splitting (0: all; smoke tests)")
+    renderer: str = _arg("hibari", "speech renderer for the audio conditions")
+    wandb: bool = _arg(False, "also log to Weights & Biases")
+    wandb_mode: str = _arg("offline", "W&B mode: offline (default, nothing leaves the machine) or online")
+    wandb_project: str = _arg("hear2act-ppo", "W&B project")
+
+
+def parse_args(cls: type = Args, argv: list[str] | None = None) -> Any:
+    """A dataclass -> argparse parser (``--field-name``, help from each field's metadata)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        help_text = f"{f.metadata['help']} (default: {f.default})"
+        if isinstance(f.default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=help_text)
+        else:
+            parser.add_argument(flag, type=type(f.default), default=f.default, help=help_text)
+    return cls(**vars(parser.parse_args(argv)))
+
+
+def split_scenarios(scenarios: list, test_domains: int, test_per_domain: int, seed: int) -> dict[str, list]:
+    """{"train", "unseen_domain", "unseen_scenario"}: whole domains held out, then scenarios per domain."""
+    rng = np.random.default_rng(seed)
+    domains = sorted({s.domain for s in scenarios})
+    if not 0 <= test_domains < len(domains):
+        raise ValueError(f"test_domains must be in 0..{len(domains) - 1}, got {test_domains}")
+    held = set(np.array(domains)[rng.permutation(len(domains))[:test_domains]].tolist())
+    out: dict[str, list] = {"train": [], "unseen_domain": [], "unseen_scenario": []}
+    for domain in domains:
+        group = [s for s in scenarios if s.domain == domain]
+        if domain in held:
+            out["unseen_domain"] += group
+            continue
+        if not 0 <= test_per_domain < len(group):
+            raise ValueError(f"test_per_domain must leave a training scenario in {domain!r}, got {test_per_domain}")
+        picked = set(rng.permutation(len(group))[:test_per_domain].tolist())
+        for i, s in enumerate(group):
+            out["unseen_scenario" if i in picked else "train"].append(s)
+    return out
+
+
+def _env_kwargs(args: Args) -> dict[str, Any]:
+    kw: dict[str, Any] = {"turn_cost": args.turn_cost}
+    if args.access in AUDIO:
+        kw["renderer"] = args.renderer
+    return kw
+
+
+def evaluate(model: Any, args: Args, held_out: dict[str, list]) -> dict[str, Any]:
+    """Play every held-out scenario once (fixed seeds, deterministic policy); outcome metrics per split."""
+    from .wrappers import make_env
+
+    scenarios = held_out["unseen_domain"] + held_out["unseen_scenario"]
+    env = make_env(args.env_id, args.access, action_set=args.action_set, scenarios=scenarios, **_env_kwargs(args))
+    rows = []
+    for i, s in enumerate(scenarios):
+        obs, _ = env.reset(seed=args.eval_seed + i, options={"scenario_id": s.id})
+        total, done, info = 0.0, False, {}
+        while not done:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, reward, terminated, truncated, info = env.step(int(action))
+            total += float(reward)
+            done = terminated or truncated
+        o = info["outcome"]  # scoring only: the policy never saw info
+        rows.append({"split": "unseen_domain" if i < len(held_out["unseen_domain"]) else "unseen_scenario",
+                     "scenario_id": s.id, "success": bool(o["success"]), "turns": int(o["turns"]),
+                     "premature_closure": bool(o["premature_closure"]), "n_disclosed": int(o["n_disclosed"]),
+                     "return": round(total, 6)})
+    env.close()
+    return {"overall": _summary(rows), **{k: _summary([r for r in rows if r["split"] == k])
+                                          for k in ("unseen_domain", "unseen_scenario")}, "episodes": rows}
+
+
+def _summary(rows: list[dict]) -> dict[str, float]:
+    if not rows:
+        return {"n": 0}
+    def mean(key: str) -> float:
+        return round(float(np.mean([float(r[key]) for r in rows])), 6)
+
+    return {"n": len(rows), "success": mean("success"), "turns": mean("turns"),
+            "premature_closure": mean("premature_closure"), "n_disclosed": mean("n_disclosed"),
+            "full_disclosure": round(float(np.mean([r["n_disclosed"] == 3 for r in rows])), 6),
+            "return": mean("return")}
+
+
+def _require_sb3() -> Any:
+    try:
+        import stable_baselines3
+        import torch
+    except ImportError as exc:
+        raise ImportError(f"training.ppo needs stable-baselines3 and torch: {TRAIN_INSTALL} ({exc})") from None
+    return stable_baselines3, torch
+
+
+def train(args: Args) -> dict[str, Any]:
+    """Train, evaluate on the held-out scenarios, write OUT/{eval.json,policy.zip,args.json}; return eval."""
+    sb3, torch = _require_sb3()
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    from hear2act_env import load_scenarios
+
+    from .wrappers import make_env
+
+    if args.vec_env not in ("dummy", "subproc"):
+        raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {args.vec_env!r}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    bank = load_scenarios()
+    if args.max_scenarios:
+        bank = bank[: args.max_scenarios]
+    split = split_scenarios(bank, args.test_domains, args.test_per_domain, args.split_seed)
+    pool = args.episode_pool if args.episode_pool >= 0 else (2 if args.access in AUDIO else 0)
+    kwargs = _env_kwargs(args)
+
+    def factory() -> Any:
+        return make_env(args.env_id, args.access, action_set=args.action_set, episode_pool=pool,
+                        scenarios=split["train"], **kwargs)
+
+    vec_cls = DummyVecEnv if args.vec_env == "dummy" else SubprocVecEnv
+    venv = VecMonitor(vec_cls([factory] * args.n_envs))
+    layers = [int(x) for x in args.net_arch.split(",") if x.strip()]
+    model = sb3.PPO("MlpPolicy", venv, learning_rate=args.learning_rate, n_steps=args.n_steps,
+                    batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                    ent_coef=args.ent_coef, policy_kwargs={"net_arch": layers}, seed=args.seed, device="cpu",
+                    tensorboard_log=str(out / "tb"), verbose=0)
+    run = None
+    if args.wandb:
+        try:
+            import wandb
+        except ImportError:
+            raise ImportError(f"--wandb needs wandb: {TRAIN_INSTALL}") from None
+        run = wandb.init(project=args.wandb_project, mode=args.wandb_mode, dir=str(out),
+                         config=dataclasses.asdict(args), sync_tensorboard=True)
+    curve: list[dict[str, Any]] = []
+
+    class HeldOut(BaseCallback):
+        """Held-out evaluation every ``eval_every`` steps: the learning curve (TensorBoard + eval.json)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.next = args.eval_every
+
+        def _on_step(self) -> bool:
+            if args.eval_every and self.num_timesteps >= self.next:
+                self.next += args.eval_every
+                summary = evaluate(self.model, args, split)["overall"]
+                curve.append({"timesteps": int(self.num_timesteps), **summary})
+                for key in ("success", "turns", "premature_closure", "n_disclosed", "return"):
+                    self.logger.record(f"heldout/{key}", summary[key])
+            return True
+
+    start = time.perf_counter()
+    model.learn(total_timesteps=args.total_timesteps, callback=HeldOut(), tb_log_name="ppo")
+    train_s = time.perf_counter() - start
+    result = evaluate(model, args, split)
+    if curve and curve[-1]["timesteps"] >= model.num_timesteps:
+        curve.pop()  # measured before the last update; the final evaluation replaces it
+    curve.append({"timesteps": int(model.num_timesteps), **result["overall"]})
+    result = {"env_id": args.env_id, "access": args.access, "action_set": args.action_set, "seed": args.seed,
+              "turn_cost": args.turn_cost, "timesteps": int(model.num_timesteps),
+              "n_train": len(split["train"]), **result, "curve": curve}
+    (out / "eval.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=1) + "\n")
+    (out / "timing.json").write_text(json.dumps({"train_s": round(train_s, 2)}) + "\n")  # kept out of eval.json
+    model.save(out / "policy.zip")
+    venv.close()
+    if run is not None:
+        run.summary.update({f"heldout/{k}": v for k, v in result["overall"].items()})
+        run.finish()
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(Args, argv)
+    result = train(args)
+    o = result["overall"]
+    print(f"{args.env_id} {args.access} seed {args.seed}: held-out success {o['success']:.3f}, turns {o['turns']:.2f}, "
+          f"premature closure {o['premature_closure']:.3f}, disclosed {o['n_disclosed']:.2f} (n={o['n']}) -> "
+          f"{Path(args.out) / 'eval.json'}")
+
+
+if __name__ == "__main__":
+    main()
