@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..base import PolicyInput, PolicyOutput
-from ..prompts import AUDIO_ACCESS, build_messages, domain_from_scenario_id
+from ..prompts import AUDIO_ACCESS, PROMPT_VERSION, build_messages, domain_from_scenario_id
 from .backend import Backend, GenerationRequest, call_seed
 from .reasoning import split_reasoning
 
@@ -37,6 +37,7 @@ class ModelPolicy:
         self.reasoning = reasoning
         self.name = name or backend.name
         self.record_prompts = record_prompts
+        self.prompt_version = PROMPT_VERSION
 
     def messages(self, item: PolicyInput) -> list[dict[str, Any]]:
         """The prompt for one decision (observation + public scenario id only)."""

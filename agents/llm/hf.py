@@ -1,0 +1,159 @@
+"""``hf:PATH``: a local transformers causal LM with its chat template.
+
+Requests are rendered with the tokenizer's chat template, left-padded into
+one batch (split into ``micro_batch`` rows when set) and decoded together.
+Greedy by default; with ``temperature > 0`` every row samples from its own
+``torch.Generator`` seeded by the request's seed, so a row's tokens do not
+depend on which other requests share its batch.
+
+Under ``accelerate launch`` / ``torchrun`` each process puts the model on
+``cuda:$LOCAL_RANK`` (see :mod:`eval.parallel` for splitting episodes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .backend import Generation, GenerationRequest, text_only
+
+INSTALL_HINT = 'the hf: backend needs transformers and torch: pip install "hear2act[llm]"'
+
+
+def _torch_transformers() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as e:  # pragma: no cover - exercised only without the extra
+        raise ImportError(f"{INSTALL_HINT} ({e})") from e
+    return torch, transformers
+
+
+def default_device() -> str:
+    torch, _ = _torch_transformers()
+    if torch.cuda.is_available():
+        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+    return "cpu"
+
+
+class SeededSampler:
+    """A logits processor that samples each row with its own generator, then forces that token.
+
+    Used with greedy search (``do_sample=False``): the forced token is the
+    argmax. Temperature and nucleus (top-p) / top-k filtering per row.
+    """
+
+    def __init__(self, seeds: Sequence[int], temperature: float, top_p: float = 1.0, top_k: int = 0,
+                 device: Any = "cpu") -> None:
+        torch, _ = _torch_transformers()
+        self.generators = [torch.Generator(device=device).manual_seed(int(s)) for s in seeds]
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+        self.top_k = int(top_k)
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        torch, _ = _torch_transformers()
+        logits = scores.float() / self.temperature
+        if self.top_k > 0:
+            kth = torch.topk(logits, min(self.top_k, logits.shape[-1]), dim=-1).values[..., -1:]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        if self.top_p < 1.0:
+            sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
+            cumulative = sorted_logits.softmax(-1).cumsum(-1)
+            drop = cumulative - sorted_logits.softmax(-1) >= self.top_p  # keep the first token past top_p
+            logits = logits.masked_fill(drop.scatter(-1, order, drop), float("-inf"))
+        probs = logits.softmax(-1)
+        forced = torch.full_like(scores, float("-inf"))
+        for row, gen in enumerate(self.generators):
+            token = torch.multinomial(probs[row], 1, generator=gen)
+            forced[row, token] = 0.0
+        return forced
+
+
+class HFBackend:
+    """A causal LM loaded with ``AutoModelForCausalLM`` from a local directory (or hub id already cached)."""
+
+    accepts_audio = False
+
+    def __init__(self, path: str | Path, *, device: str | None = None, dtype: str = "auto",
+                 max_new_tokens: int = 128, temperature: float = 0.0, top_p: float = 1.0, top_k: int = 0,
+                 micro_batch: int = 0, name: str | None = None, model: Any = None, tokenizer: Any = None) -> None:
+        torch, transformers = _torch_transformers()
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        self.path = str(path)
+        self.name = name or f"hf:{self.path}"
+        self.device = device or default_device()
+        if tokenizer is None:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(self.path)
+        if not getattr(tokenizer, "chat_template", None):
+            raise ValueError(f"tokenizer at {self.path} has no chat template (tokenizer_config.json 'chat_template')")
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.tokenizer = tokenizer
+        if model is None:
+            torch_dtype = _dtype(torch, dtype, self.device)
+            model = transformers.AutoModelForCausalLM.from_pretrained(self.path, dtype=torch_dtype)
+        self.model = model.to(self.device).eval()
+        self.max_new_tokens = int(max_new_tokens)
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+        self.top_k = int(top_k)
+        self.micro_batch = int(micro_batch)
+
+    @classmethod
+    def from_spec(cls, target: str, **kwargs: Any) -> HFBackend:
+        return cls(target, **kwargs)
+
+    def prompt_texts(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        return [
+            self.tokenizer.apply_chat_template(text_only(r.messages, self.name), tokenize=False,
+                                               add_generation_prompt=True)
+            for r in requests
+        ]
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        if not requests:
+            return []
+        size = self.micro_batch or len(requests)
+        out: list[Generation] = []
+        for start in range(0, len(requests), size):
+            out.extend(self._generate(requests[start:start + size]))
+        return out
+
+    def _generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        torch, transformers = _torch_transformers()
+        texts = self.prompt_texts(requests)
+        batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        eos = self.model.generation_config.eos_token_id or self.tokenizer.eos_token_id
+        config = transformers.GenerationConfig(
+            max_new_tokens=self.max_new_tokens, do_sample=False, eos_token_id=eos,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        processors = transformers.LogitsProcessorList()
+        if self.temperature > 0:
+            processors.append(SeededSampler([r.seed for r in requests], self.temperature, self.top_p, self.top_k,
+                                            device=self.device))
+        with torch.inference_mode():
+            ids = self.model.generate(**batch, generation_config=config, logits_processor=processors)
+        new = ids[:, batch["input_ids"].shape[1]:]
+        stops = set(eos if isinstance(eos, list) else [eos]) | {self.tokenizer.pad_token_id}
+        out = []
+        for row in new.tolist():
+            n = next((i for i, t in enumerate(row) if t in stops), len(row))
+            out.append(Generation(self.tokenizer.decode(row[:n], skip_special_tokens=True), n_tokens=n))
+        return out
+
+
+def _dtype(torch: Any, dtype: str, device: str) -> Any:
+    if dtype == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    try:
+        return getattr(torch, dtype)
+    except AttributeError:
+        raise ValueError(f"unknown dtype {dtype!r} (e.g. 'float32', 'bfloat16', 'auto')") from None
