@@ -130,13 +130,19 @@ def _number_in(description: str, attr) -> float:
     return float(re.findall(pattern, description)[-1].replace(",", ""))
 
 
+def _reads_as_meeting(text: str, s: Scenario, r) -> bool:
+    if r.categorical:
+        return any(v in text for v in r.values)
+    return r.holds(_number_in(text, s.attribute(r.attribute)))
+
+
 def _reader_pick(s: Scenario, knows_needs: bool) -> int:
     """Pick an option from descriptions alone, knowing the needs or not."""
     prio = s.attribute(s.priority)
     candidates = []
     for o in s.options:
         text = o.description
-        if not all(r.holds(_number_in(text, s.attribute(r.attribute))) for r in s.requirements):
+        if not all(_reads_as_meeting(text, s, r) for r in s.requirements):
             continue
         if knows_needs and not all(any(v in text for v in n.accept) for n in s.needs):
             continue
@@ -185,3 +191,44 @@ def test_roles_are_computed_once_not_per_step(bank, monkeypatch):
     env.step(format_action("confirm", "Great."))
     assert calls == []
     assert (s.gold, s.safe, s.opening, s.request_violating) == expected
+
+
+# -- categorical request requirements ----------------------------------------------
+
+
+def test_categorical_requirements_in_every_family(bank):
+    categorical = [(s, r) for s in bank for r in s.requirements if r.categorical]
+    assert len(categorical) >= 60  # a good share of the 480
+    assert {s.family for s, _ in categorical} == set(TABLE6)
+    for s, r in categorical:
+        attr = s.attribute(r.attribute)
+        assert attr.kind == "visible" and not attr.numeric and attr.values
+        assert r.attribute not in {n.attribute for n in s.needs}
+        assert set(r.values) < set(attr.values)
+        for o in s.options:  # shown in every description, and meeting it is what the values say
+            assert o.values[r.attribute] in o.description
+            assert r.holds(o.values[r.attribute]) == (o.values[r.attribute] in r.values)
+
+
+def test_request_violators_break_either_kind_of_requirement(bank):
+    kinds = Counter()
+    for s in bank:
+        for n in s.request_violating:
+            o = s.option(n)
+            for r in s.requirements:
+                if not r.holds(o.values[r.attribute]):
+                    kinds["categorical" if r.categorical else "numeric"] += 1
+    assert kinds["categorical"] >= 60 and kinds["numeric"] >= 480
+
+
+def test_categorical_requirement_round_trips_and_engine_states_it(bank):
+    from hear2act_env.dialogue.engine import assess
+
+    s = next(s for s in bank if any(r.categorical for r in s.requirements))
+    k, r = next((k, r) for k, r in enumerate(s.requirements) if r.categorical)
+    d = r.to_dict()
+    assert set(d) == {"attribute", "in", "statement"}
+    assert type(r).from_dict(json.loads(json.dumps(d))) == r
+    violator = next(n for n in s.request_violating if not r.holds(s.option(n).values[r.attribute]))
+    a = assess(s, violator)
+    assert a.state == "rejection" and a.issue == "requirement" and a.requirement == k

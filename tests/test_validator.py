@@ -270,3 +270,67 @@ def test_worse_text_comparing_with_other_options_is_rejected(valid):
 
     errors = _errors(_mutate(valid, compare))
     assert any("attributes[0].worse" in e and "own drawback" in e for e in errors), errors
+
+
+# -- categorical request requirements -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def categorical() -> dict:
+    s = next(s for s in load_scenarios() if any(r.categorical for r in s.requirements))
+    return s.to_dict()
+
+
+def _cat_index(d: dict) -> int:
+    return next(i for i, r in enumerate(d["requirements"]) if "in" in r)
+
+
+def _vocab(d: dict, name: str) -> list[str]:
+    return next(a["values"] for a in d["attributes"] if a["name"] == name)
+
+
+CATEGORICAL = {
+    "on a need attribute": (
+        lambda d: d["requirements"][_cat_index(d)].update(attribute=d["needs"][0]["attribute"],
+                                                          **{"in": d["needs"][0]["accept"]}),
+        "hidden need's attribute",
+    ),
+    "on a numeric attribute": (
+        lambda d: d["requirements"][_cat_index(d)].update(attribute=d["priority"]), "is numeric",
+    ),
+    "every value allowed": (
+        lambda d: d["requirements"][_cat_index(d)].update(
+            **{"in": _vocab(d, d["requirements"][_cat_index(d)]["attribute"])}
+        ),
+        "proper subset",
+    ),
+    "unknown value": (lambda d: d["requirements"][_cat_index(d)].update(**{"in": ["teleport"]}), "proper subset"),
+    "visible but unused": (lambda d: d["requirements"].pop(_cat_index(d)), "no requirement uses it"),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(CATEGORICAL))
+def test_categorical_requirement_rules(categorical, rule):
+    fn, expected = CATEGORICAL[rule]
+    errors = _errors(_mutate(categorical, fn))
+    assert any(expected in e for e in errors), errors
+
+
+def test_requirement_with_both_forms_is_rejected(categorical):
+    d = _mutate(categorical, lambda d: d["requirements"][_cat_index(d)].update(op="<=", value=3))
+    with pytest.raises(ScenarioError, match=r"requirements\[\d\]\.in: .*not both"):
+        Scenario.from_dict(d)
+
+
+def test_categorical_requirement_in_domain_content_is_checked():
+    raw = json.loads(AIRLINE.read_text())
+    persona = raw["personas"][0]
+    persona["requirements"].append(
+        {"attribute": persona["needs"][1]["attribute"], "in": persona["needs"][1]["accept"], "statement": "Must."}
+    )
+    with pytest.raises(ScenarioError, match=r"personas\[0\]\.requirements\[1\]\.attribute: .*hidden needs"):
+        parse_domain(raw, "x.json")
+    persona["requirements"][-1] = {"attribute": "wifi", "in": ["in-flight Wi-Fi", "no Wi-Fi on board"],
+                                   "statement": "Must."}
+    with pytest.raises(ScenarioError, match="at least one value that violates"):
+        parse_domain(raw, "x.json")

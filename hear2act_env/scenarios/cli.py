@@ -104,7 +104,8 @@ def render(s) -> str:
            f"    urgency={s.persona.urgency} budget={s.persona.budget} expertise={s.persona.expertise}",
            "", "Request:", wrap(s.request)]
     for r in s.requirements:
-        out.append(f"    requires {r.attribute} {r.op} {r.value:g}; ranks by {s.priority}")
+        bound = f"in {list(r.values)}" if r.categorical else f"{r.op} {r.value:g}"
+        out.append(f"    requires {r.attribute} {bound}; ranks by {s.priority}")
     out += ["", "Hidden needs:"]
     for n in s.needs:
         out.append(f"  L{n.level} {n.attribute} in {list(n.accept)}")

@@ -220,6 +220,9 @@ def _persona(
     for j, r in enumerate(c.get(raw, "requirements", list, f)):
         rf = f"{f}.requirements[{j}]"
         attr = c.text(r, "attribute", rf)
+        if isinstance(r, Mapping) and "in" in r:
+            reqs.append(_categorical_requirement(c, r, rf, attr, attrs))
+            continue
         if attr not in visible:
             raise c.fail(f"{rf}.attribute", f"{attr!r} is not a visible attribute")
         op = c.text(r, "op", rf)
@@ -273,7 +276,31 @@ def _persona(
         )
     if len({n.attribute for n in needs}) != 3:
         raise c.fail(f"{f}.needs", "the three needs must be on three different attributes")
+    for j, r in enumerate(reqs):
+        if r.categorical and r.attribute in {n.attribute for n in needs}:
+            raise c.fail(
+                f"{f}.requirements[{j}].attribute",
+                f"{r.attribute!r} is one of this persona's hidden needs; the request never states a need",
+            )
     return PersonaContent(persona, c.text(raw, "request", f), tuple(reqs), priority, tuple(needs))
+
+
+def _categorical_requirement(
+    c: _Checker, r: Mapping[str, Any], rf: str, attr: str, attrs: Mapping[str, Attribute]
+) -> Requirement:
+    """``{"attribute": "pets", "in": [...], "statement": ...}``: a categorical attribute the request names."""
+    if "op" in r or "value" in r:
+        raise c.fail(rf, "a requirement is numeric (op, value) or categorical (in), not both")
+    if attr not in attrs:
+        raise c.fail(f"{rf}.attribute", f"{attr!r} is not a categorical attribute of this domain")
+    allowed = c.texts(r, "in", rf)
+    vocab = attrs[attr].values
+    for v in allowed:
+        if v not in vocab:
+            raise c.fail(f"{rf}.in", f"{v!r} is not a value of {attr} {list(vocab)}")
+    if len(allowed) >= len(vocab):
+        raise c.fail(f"{rf}.in", "must leave at least one value that violates the requirement")
+    return Requirement.one_of(attr, allowed, c.text(r, "statement", rf))
 
 
 def parse_domain(raw: Any, where: str) -> DomainContent:

@@ -67,7 +67,7 @@ class _Builder:
         meets = np.ones(len(grid), dtype=bool)
         violating = {}
         for k, req in enumerate(self.p.requirements):
-            if req.attribute == name:
+            if req.attribute == name and not req.categorical:
                 ok = grid <= req.value if req.op == "<=" else grid >= req.value
                 meets &= ok
                 # Violate it the way real listings do: a little over budget, not
@@ -113,10 +113,14 @@ class _Builder:
         patterns = [*by_rank, "111", trap]  # the two request violators last
 
         ladder = {n.attribute: n for n in p.needs}
-        pool = [a for a in self.domain.attributes if a.name not in ladder]
+        # Categorical attributes the request names (kind "visible"): never needs, never distractors.
+        required = {r.attribute: r for r in p.requirements if r.categorical}
+        pool = [a for a in self.domain.attributes if a.name not in ladder and a.name not in required]
         n_distract = int(rng.integers(1, min(2, len(pool)) + 1))
         distractors = {pool[i].name for i in rng.choice(len(pool), size=n_distract, replace=False)}
-        shown = [a for a in self.domain.attributes if a.name in ladder or a.name in distractors]
+        shown = [a for a in self.domain.attributes if a.name in ladder or a.name in distractors or a.name in required]
+        # Which violator (role 9 or 10) breaks which requirement: one each, in order.
+        breaks = {j: (j - 9) % len(p.requirements) for j in (9, 10)}
 
         visible_rows = self.visible_values()
         names = [str(x) for x in rng.choice(self.domain.names, size=11, replace=False)]
@@ -125,7 +129,12 @@ class _Builder:
             values: dict[str, str | float | int] = {}
             for attr in shown:
                 need = ladder.get(attr.name)
-                if need is None:
+                req = required.get(attr.name)
+                if req is not None:
+                    broken = role in breaks and p.requirements[breaks[role]] is req
+                    choices = [v for v in attr.values if (v in req.values) != broken]
+                    values[attr.name] = str(rng.choice(choices))
+                elif need is None:
                     values[attr.name] = str(rng.choice(attr.values))
                 else:
                     ok = pattern[need.level - 1] == "1"
@@ -135,10 +144,9 @@ class _Builder:
             raw.append((names[role], values))
 
         order = rng.permutation(11)
-        attrs = (
-            *self.domain.visible,
-            *(_with_kind(a, "need" if a.name in ladder else "distractor") for a in shown),
-        )
+        kinds = {**{a: "distractor" for a in distractors}, **{a: "visible" for a in required},
+                 **{a: "need" for a in ladder}}
+        attrs = (*self.domain.visible, *(_with_kind(a, kinds[a.name]) for a in shown))
         options = []
         for number, role in enumerate(order, start=1):
             name, values = raw[int(role)]
@@ -164,8 +172,8 @@ def _with_kind(attr: Attribute, kind: str) -> Attribute:
 def _describe(name: str, values: dict[str, str | float | int], attrs: Iterable[Attribute]) -> str:
     """A product record in the paper's Appendix H style, features then visible facts."""
     attrs = list(attrs)
-    features = [a.format(values[a.name]) for a in attrs if a.kind != "visible"]
-    facts = [a.format(values[a.name]) for a in attrs if a.kind == "visible"]
+    features = [a.format(values[a.name]) for a in attrs if not a.numeric]
+    facts = [a.format(values[a.name]) for a in attrs if a.numeric]
     return f"{name}: {', '.join(features + facts)}"
 
 
