@@ -21,6 +21,8 @@ COMMANDS: dict[str, str] = {
     "perception": "eval.perception",
     "render": "eval.render",
     "listen": "eval.listening.cli",
+    "eval": "eval.runner",
+    "report": "eval.report.cli",
 }
 
 

@@ -1,0 +1,353 @@
+"""``hear2act eval GRID --out RUN_DIR``: run a grid, one durable JSON line per rollout, resumable.
+
+Layout of a run directory::
+
+    RUN_DIR/grid.toml                          the grid as run (a different grid in the same dir is refused)
+    RUN_DIR/rollouts.jsonl                     unsharded run
+    RUN_DIR/rollouts.shard-I-of-N.jsonl        shard I of N (several machines may share RUN_DIR)
+
+Durability. Each finished rollout is one line, written with a single ``write``
+and flushed before the next one starts, with an fsync at least every half second
+and at the end, so a SIGKILL at any moment loses no completed rollout (a machine
+crash at most the last half second of them) and leaves at most one torn last line.
+On start the file is read back: a torn last line (no newline, or not JSON) is cut
+off, the ids already present are skipped, and the rest is run.
+A rollout's line is a pure function of the grid, its cell, scenario and repeat
+(no timestamps), so a resumed run equals an uninterrupted one line for line
+(up to order), and shards merge by concatenation: ``cat RUN_DIR/rollouts*.jsonl``.
+A lock file stops two processes from writing the same shard file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .grid import Cell, Grid, GridError, Rollout, load_grid, parse_shard, shard
+
+# affect spec prefix -> "module:Class" taking the part after the colon (a checkpoint directory).
+AFFECTS: dict[str, str] = {"hf": "hear2act_env.speech.affect_hf:TransformersAffect"}
+
+
+class RunDirError(RuntimeError):
+    """The run directory cannot be used (another grid, a corrupt line, another writer)."""
+
+
+def rollouts_path(out: Path, shard_spec: tuple[int, int] = (0, 1)) -> Path:
+    i, n = shard_spec
+    return out / ("rollouts.jsonl" if n == 1 else f"rollouts.shard-{i}-of-{n}.jsonl")
+
+
+def read_rollouts(path: Path, repair: bool = False) -> list[dict[str, Any]]:
+    """Rows of one rollouts file. A torn last line is dropped (and cut from the file when ``repair``).
+
+    Any other unreadable line is an error naming the file and line: it is never dropped silently.
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1  # everything after the last newline is a torn write
+    lines = data[:end].split(b"\n")[:-1] if end else []
+    rows: list[dict[str, Any]] = []
+    torn = end < len(data)
+    for n, line in enumerate(lines, 1):
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or "rollout_id" not in row:
+                raise ValueError("no rollout_id")
+        except ValueError as e:
+            if n == len(lines) and not torn:  # a last line cut right after a partial write of its newline
+                torn, end = True, end - len(line) - 1
+                break
+            raise RunDirError(f"{path}:{n}: unreadable rollout line ({e}); fix or remove it by hand") from None
+        rows.append(row)
+    if torn and repair:
+        with path.open("r+b") as f:
+            f.truncate(end)
+            f.flush()
+            os.fsync(f.fileno())
+        print(f"hear2act eval: dropped a torn last line of {path.name} ({len(data) - end} bytes)", file=sys.stderr)
+    return rows
+
+
+def read_run(run_dir: str | Path) -> list[dict[str, Any]]:
+    """Every rollout of a run directory (all shard files); identical duplicates collapse, conflicting ones fail."""
+    run_dir = Path(run_dir)
+    files = sorted(run_dir.glob("rollouts*.jsonl"))
+    if not files:
+        raise RunDirError(f"{run_dir}: no rollouts*.jsonl files (run `hear2act eval GRID --out {run_dir}` first)")
+    by_id: dict[str, dict[str, Any]] = {}
+    for f in files:
+        for row in read_rollouts(f):
+            rid = row["rollout_id"]
+            if rid in by_id and by_id[rid] != row:
+                raise RunDirError(f"{f}: rollout {rid} appears twice with different content")
+            by_id[rid] = row
+    return list(by_id.values())
+
+
+@contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    lock = path.with_name(path.name + ".lock")
+    with lock.open("w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunDirError(f"{path}: another `hear2act eval` is writing this file") from None
+        yield
+
+
+class DurableWriter:
+    """Appends one JSON line per rollout with a single write, then flush and fsync.
+
+    The flush hands the line to the kernel, which is what survives a SIGKILL of this
+    process. fsync (what survives a machine crash) costs milliseconds, so it is
+    grouped: at most every ``sync_interval`` seconds and at close (0 = every line).
+    """
+
+    def __init__(self, path: Path, sync_interval: float = 0.5) -> None:
+        self.f = path.open("ab")
+        self.sync_interval = sync_interval
+        self.last_sync = time.monotonic()
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        line = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self.f.write(line.encode("utf-8"))
+        self.f.flush()
+        now = time.monotonic()
+        if now - self.last_sync >= self.sync_interval:
+            os.fsync(self.f.fileno())
+            self.last_sync = now
+
+    def close(self) -> None:
+        self.f.flush()
+        os.fsync(self.f.fileno())
+        self.f.close()
+
+
+class Progress:
+    """A one-line progress bar on stderr (a line per 10 % when stderr is not a terminal)."""
+
+    def __init__(self, total: int, done: int, enabled: bool = True) -> None:
+        self.total, self.done, self.start_done = total, done, done
+        self.enabled = enabled and total > 0
+        self.tty = sys.stderr.isatty()
+        self.t0 = self.last = time.perf_counter()
+        self.next_pct = 10 * (100 * done // max(total, 1) // 10 + 1)
+
+    def update(self, label: str = "") -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        pct = 100 * self.done // self.total
+        if self.tty and (now - self.last > 0.2 or self.done == self.total):
+            self.last = now
+            rate = (self.done - self.start_done) / max(now - self.t0, 1e-9)
+            eta = (self.total - self.done) / rate if rate else float("inf")
+            bar = "#" * (30 * self.done // self.total)
+            sys.stderr.write(f"\r[{bar:<30}] {self.done}/{self.total} {pct:3d}% {rate:6.1f}/s "
+                             f"eta {_fmt_s(eta)}  {label[:50]:<50}")
+            sys.stderr.flush()
+        elif not self.tty and (pct >= self.next_pct or self.done == self.total):
+            self.next_pct = 10 * (pct // 10 + 1)
+            print(f"hear2act eval: {self.done}/{self.total} ({pct}%) {_fmt_s(now - self.t0)}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            sys.stderr.write("\n")
+
+
+def _fmt_s(s: float) -> str:
+    if s != s or s == float("inf"):
+        return "?"
+    return f"{int(s // 60)}m{int(s % 60):02d}s"
+
+
+def _bank_hashes(grid: Grid) -> tuple[dict[str, str], str]:
+    from hear2act_env import load_scenarios
+
+    per = {s.id: hashlib.sha256(json.dumps(s.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+           for s in load_scenarios()}
+    bank = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in per.items()).encode()).hexdigest()[:16]
+    return per, bank
+
+
+def _prepare_dir(grid: Grid, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    saved = out / "grid.toml"
+    if saved.exists():
+        if saved.read_text(encoding="utf-8") != grid.source:
+            raise RunDirError(f"{out} holds a run of another grid (its grid.toml differs from "
+                              f"{grid.path or grid.name}); use a new --out directory")
+        return
+    tmp = saved.with_suffix(".toml.tmp")
+    tmp.write_text(grid.source, encoding="utf-8")
+    os.replace(tmp, saved)
+
+
+def _env_kwargs(cell: Cell) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    if cell.renderer_spec:
+        kwargs["renderer"] = cell.renderer_spec
+    if cell.affect and cell.affect != "rule":
+        from hear2act_env.registry import resolve
+
+        prefix, _, target = cell.affect.partition(":")
+        if not target:
+            raise GridError(f"condition {cell.condition!r}: affect spec {cell.affect!r} must be PREFIX:PATH "
+                            f"with PREFIX in {sorted(AFFECTS)}, or 'rule'")
+        kwargs["affect"] = resolve(AFFECTS, prefix, "affect model")(target)
+    return kwargs
+
+
+def _policy(cell: Cell) -> Any:
+    from agents import AGENTS, make_policy
+
+    if cell.agent_spec in AGENTS:
+        return make_policy(cell.agent_spec, access=cell.access)
+    # Model policies get the paper's assistant variant: spoken blocks use ASK/RECOMMEND/CONFIRM only.
+    return make_policy(cell.agent_spec, access=cell.access, assistant="spoken" if cell.kind == "spoken" else "text",
+                       name=cell.agent)
+
+
+def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), *, batch_size: int = 16,
+             progress: bool = True, make_policy: Callable[[Cell], Any] = _policy) -> dict[str, Any]:
+    """Run (or resume) one shard of a grid into ``out``; returns counts (total, skipped, run, failed)."""
+    from .engine import EpisodeSpec, run_episodes
+
+    out = Path(out)
+    _prepare_dir(grid, out)
+    path = rollouts_path(out, shard_spec)
+    planned = shard(grid.expand(), *shard_spec)
+    per_scenario, bank = _bank_hashes(grid)
+    with _exclusive(path):
+        done = {row["rollout_id"] for row in read_rollouts(path, repair=True)}
+        todo = [r for r in planned if r.rollout_id not in done]
+        bar = Progress(len(planned), len(planned) - len(todo), progress)
+        writer = DurableWriter(path)
+        failed = 0
+        try:
+            # One policy and one engine call per (agent, access): the engine batches across cells and
+            # scenarios and reuses an env per configuration for the episodes that follow.
+            for cell0, rollouts in _by_policy(todo):
+                env_kwargs = {c: _env_kwargs(c) for c in {r.cell for r in rollouts}}
+                by_key = {r.rollout_id: r for r in rollouts}
+                specs = [EpisodeSpec(r.cell.env_id, r.scenario_id, r.seed, r.cell.access, r.cell.intervention,
+                                     env_kwargs[r.cell], key=r.rollout_id) for r in rollouts]
+
+                def on_done(traj: dict[str, Any], by_key: dict[str, Rollout] = by_key) -> None:
+                    nonlocal failed
+                    r = by_key[traj["key"]]
+                    failed += traj.get("failed") is not None
+                    writer.write(make_row(grid, r, traj, per_scenario[r.scenario_id], bank))
+                    bar.update(r.cell.label)
+
+                run_episodes(specs, make_policy(cell0), batch_size=batch_size, on_done=on_done)
+        finally:
+            writer.close()
+            bar.close()
+    return {"planned": len(planned), "skipped": len(planned) - len(todo), "run": len(todo), "failed": failed,
+            "path": str(path)}
+
+
+def _by_policy(rollouts: Sequence[Rollout]) -> list[tuple[Cell, list[Rollout]]]:
+    """Rollouts grouped by the policy that plays them (agent label and spec, access, assistant kind)."""
+    groups: dict[tuple[str, ...], tuple[Cell, list[Rollout]]] = {}
+    for r in rollouts:
+        c = r.cell
+        groups.setdefault((c.agent, c.agent_spec, c.access, c.kind), (c, []))[1].append(r)
+    return list(groups.values())
+
+
+def make_row(grid: Grid, r: Rollout, traj: dict[str, Any], scenario_hash: str, bank_hash: str) -> dict[str, Any]:
+    """The JSON line of one rollout: identity, seeds, hashes, outcome and the full trajectory."""
+    return {
+        "rollout_id": r.rollout_id,
+        "grid": grid.name,
+        "grid_seed": grid.seed,
+        "cell": r.cell.to_dict(),
+        "scenario_id": r.scenario_id,
+        "repeat": r.repeat,
+        "seed": r.seed,
+        "scenario_hash": scenario_hash,
+        "bank_hash": bank_hash,
+        "failed": traj.get("failed"),
+        "outcome": traj.get("outcome"),
+        "trajectory": traj,
+    }
+
+
+# ---------------------------------------------------------------- command line
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "eval", help="run an evaluation grid (resumable, shardable); one JSON line per rollout",
+        description="Run GRID (a TOML file, or a shipped grid: paper, quick) into RUN_DIR. Re-running the same "
+                    "command resumes. Shards merge by concatenating RUN_DIR/rollouts*.jsonl.",
+    )
+    p.add_argument("grid", help="grid TOML file, or 'paper' / 'quick'")
+    p.add_argument("--out", type=Path, help="run directory (required unless --dry-run)")
+    p.add_argument("--shard", default="0/1", help="run shard i of n (i/n, 0-based); default 0/1")
+    p.add_argument("--dry-run", action="store_true", help="print the rollouts per cell and the total; run nothing")
+    p.add_argument("--batch-size", type=int, default=16, help="episodes in flight per policy call (default 16)")
+    p.add_argument("--wandb", action="store_true", help="log config and per-cell summaries to Weights & Biases "
+                                                         "(offline unless WANDB_MODE is set)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_eval)
+
+
+def _eval(args: argparse.Namespace) -> int:
+    try:
+        grid = load_grid(args.grid)
+        shard_spec = parse_shard(args.shard)
+        if args.dry_run:
+            return _dry_run(grid, shard_spec, args.out)
+        if args.out is None:
+            print("hear2act eval: error: --out RUN_DIR is required (or use --dry-run)", file=sys.stderr)
+            return 2
+        if args.batch_size < 1:
+            raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
+        t0 = time.perf_counter()
+        result = run_grid(grid, args.out, shard_spec, batch_size=args.batch_size, progress=not args.quiet)
+    except (GridError, RunDirError, ValueError, ImportError) as e:
+        print(f"hear2act eval: error: {e}", file=sys.stderr)
+        return 2
+    print(f"{result['path']}: {result['planned']} rollouts in this shard; {result['skipped']} already done, "
+          f"{result['run']} run now ({result['failed']} failed) in {time.perf_counter() - t0:.1f}s")
+    if args.wandb:
+        from .wandb_log import log_run
+
+        log_run(args.out, grid)
+    return 0
+
+
+def _dry_run(grid: Grid, shard_spec: tuple[int, int], out: Path | None) -> int:
+    rollouts = shard(grid.expand(), *shard_spec)
+    done: set[str] = set()
+    if out is not None:
+        done = {row["rollout_id"] for row in read_rollouts(rollouts_path(out, shard_spec))}
+    counts: dict[str, list[int]] = {}
+    for r in rollouts:
+        c = counts.setdefault(f"{r.cell.block}: {r.cell.label}", [0, 0])
+        c[0] += 1
+        c[1] += r.rollout_id in done
+    width = max((len(k) for k in counts), default=10)
+    for label, (n, d) in counts.items():
+        print(f"{label:<{width}}  {n:>7,}" + (f"  ({d:,} done)" if out is not None else ""))
+    total = sum(n for n, _ in counts.values())
+    i, n = shard_spec
+    where = f" (shard {i}/{n})" if n > 1 else ""
+    print(f"{'total' + where:<{width}}  {total:>7,}" + (f"  ({len(done & {r.rollout_id for r in rollouts}):,} done)"
+                                                       if out is not None else ""))
+    return 0
