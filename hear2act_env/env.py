@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import string
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -14,10 +15,12 @@ from gymnasium import spaces
 
 from .audio_space import AudioSpace
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
-from .dialogue.engine import Draws, Reaction, UserEngine, assess
+from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
 from .dialogue.realizer import Realizer
-from .scenarios import Scenario, load_scenarios
+from .scenarios import Scenario, ScenarioError, load_scenarios, validate
+from .scenarios.validate import N_OPTIONS  # every valid scenario has exactly this many options
 from .state_tags import StateChannel
+from .vector import ObsText
 
 MAX_TURNS = 20
 MAX_UTTERANCE = 1000  # characters of an assistant turn kept in the transcript
@@ -36,6 +39,8 @@ WORDS_HIDDEN = frozenset({"A"})
 SPOKEN = "(spoken)"  # what replaces a user turn's words under access "A"
 SPEECH_KEYS = frozenset({"audio", "inferred_state", "affect"})
 INTERVENTIONS = ("correct", "none", "always_resolved", "always_unresolved", "shuffled")
+_CACHED_ACTION_CHARS = 400  # action strings up to this length are memoised per env ...
+_ACTION_CACHE_SIZE = 4096  # ... up to this many (then the memo starts over)
 
 
 def _scenario_chars(scenarios: Sequence[Scenario]) -> set[str]:
@@ -66,6 +71,71 @@ def _charset(scenarios: Sequence[Scenario]) -> frozenset[str]:
     base = _base_charset()
     extra = _scenario_chars(scenarios) - base
     return base | extra if extra else base
+
+
+def _scenario_list(scenarios: object) -> list[Scenario]:
+    """The scenarios to play, each checked here (at ``make``), not mid-episode.
+
+    A path is loaded (and validated) by :func:`load_scenarios`; a sequence must
+    hold valid :class:`Scenario` objects with distinct ids. Anything else raises
+    :class:`ScenarioError` naming the offending index.
+    """
+    if scenarios is None or isinstance(scenarios, str | Path):
+        return load_scenarios(scenarios)
+    if isinstance(scenarios, Scenario):
+        scenarios = [scenarios]
+    if isinstance(scenarios, Mapping) or not isinstance(scenarios, Sequence):
+        raise ScenarioError("scenarios", "<argument>",
+                            f"expected a JSONL path or a list of Scenario, got {type(scenarios).__name__}")
+    if not scenarios:
+        raise ScenarioError("scenarios", "<argument>", "the list is empty: no scenarios to play")
+    seen: dict[str, int] = {}
+    for i, s in enumerate(scenarios):
+        if not isinstance(s, Scenario):
+            hint = " (build it with Scenario.from_dict)" if isinstance(s, Mapping) else ""
+            raise ScenarioError(f"scenarios[{i}]", "<item>", f"expected a Scenario, got {type(s).__name__}{hint}")
+        if s.id in seen:
+            raise ScenarioError(f"scenarios[{i}]", "id", f"duplicate of scenarios[{seen[s.id]}] ({s.id!r})")
+        seen[s.id] = i
+        try:
+            validate(s)
+        except ScenarioError as exc:
+            raise ScenarioError(f"scenarios[{i}] ({s.id})", exc.field, exc.rule) from None
+    return list(scenarios)
+
+
+def _check_renderer(renderer: object, voice: object, speech: bool) -> None:
+    """Renderer and voice are checked at ``make``; under a speech access the renderer is built here too."""
+    from .speech.renderers.base import RENDERERS
+
+    if isinstance(renderer, str):
+        if renderer not in RENDERERS:
+            raise ValueError(f"unknown renderer {renderer!r}; choose from {sorted(RENDERERS)} or pass a Renderer")
+    elif renderer is None or not callable(getattr(renderer, "render", None)) \
+            or not all(hasattr(renderer, a) for a in ("name", "version", "sample_rate", "voices")):
+        raise ValueError(f"renderer must be a registered name {sorted(RENDERERS)} or a Renderer object "
+                         f"(name, version, sample_rate, voices, render), got {renderer!r}")
+    if voice is not None and not isinstance(voice, str):
+        raise ValueError(f"voice must be a voice name or None, got {voice!r}")
+    if voice is None or not (speech or not isinstance(renderer, str)):
+        return
+    built = renderer
+    if isinstance(renderer, str):
+        from .speech.renderers import make_renderer
+
+        built = make_renderer(renderer)
+    voices = tuple(getattr(built, "voices", ()))
+    if voice not in voices:
+        raise ValueError(f"unknown voice {voice!r} for renderer {getattr(built, 'name', renderer)!r}; "
+                         f"choose from {voices}")
+
+
+def _opening_table(s: Scenario) -> tuple[str, str, Action]:
+    """(options text, opening transcript line, opening action) of one scenario."""
+    opening = s.opening
+    text = format_action("recommend", f"Based on your request, I'd recommend {s.option(opening).name}.", opening)
+    options = "\n".join(f"{o.number}. {o.description}" for o in s.options)
+    return options, f"Assistant: {text}", Action("recommend", option=opening)
 
 
 class Hear2ActEnv(gym.Env[dict[str, Any], str]):
@@ -196,15 +266,16 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         if state_intervention != "correct" and "state" not in ACCESS[access]:
             raise ValueError(f"state_intervention={state_intervention!r} needs an access with a state tag")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
-        if max_turns < 2:
-            raise ValueError(f"max_turns must be at least 2, got {max_turns}")
-        if scenarios is None or isinstance(scenarios, str | Path):
-            self.scenarios = load_scenarios(scenarios)
-        else:
-            self.scenarios = list(scenarios)
-        if not self.scenarios:
-            raise ValueError("no scenarios to play")
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if realization not in REALIZATIONS:
+            raise ValueError(f"realization must be one of {REALIZATIONS}, got {realization!r}")
+        if not isinstance(max_turns, numbers.Integral) or isinstance(max_turns, bool) or max_turns < 2:
+            raise ValueError(f"max_turns must be an integer of at least 2, got {max_turns!r}")
+        if not isinstance(turn_cost, numbers.Real) or isinstance(turn_cost, bool) \
+                or not math.isfinite(turn_cost) or turn_cost < 0:
+            raise ValueError(f"turn_cost must be a finite number >= 0, got {turn_cost!r}")
+        _check_renderer(renderer, voice, speech=bool(SPEECH_KEYS & set(ACCESS[access])))
+        self.scenarios = _scenario_list(scenarios)
         self._by_id = {s.id: i for i, s in enumerate(self.scenarios)}
         self.realization = realization
         self.access = access
@@ -215,11 +286,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
 
             self.speech = SpeechChannel(renderer, voice, audio_cache, perceiver, affect)
         self.state_channel = StateChannel(state_intervention)
-        self.max_turns = max_turns
+        self.max_turns = int(max_turns)
         self.turn_cost = float(turn_cost)
         self.render_mode = render_mode
         charset = _charset(self.scenarios)
-        text = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=charset)
+        # ObsText: a Text whose values survive AsyncVectorEnv's shared memory (see hear2act_env.vector).
+        text = ObsText(max_length=MAX_TEXT, min_length=0, charset=charset)
         obs_spaces: dict[str, spaces.Space[Any]] = {k: text for k in self.keys}
         if "audio" in self.keys:
             obs_spaces["audio"] = AudioSpace(MAX_AUDIO_S * 16_000)
@@ -227,6 +299,11 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         self.action_space = spaces.Text(max_length=MAX_UTTERANCE, min_length=0, charset=string.printable)
         self._charset = charset
         self.scenario: Scenario | None = None
+        # Per-scenario tables built once here, not at every reset: the options text,
+        # the opening recommendation's transcript line and its parsed action.
+        self._tables = [_opening_table(s) for s in self.scenarios]
+        self._lines_head = [f"User: {s.request}" for s in self.scenarios]
+        self._action_cache: dict[str, tuple[Action, str]] = {}
 
     # -- episode -------------------------------------------------------------
     def reset(
@@ -236,25 +313,21 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         sid = (options or {}).get("scenario_id")
         if sid is None:
             index = int(self.np_random.integers(len(self.scenarios)))
-        elif sid in self._by_id:
+        elif isinstance(sid, str) and sid in self._by_id:
             index = self._by_id[sid]
         else:
-            raise ValueError(f"unknown scenario_id {sid!r}")
+            raise ValueError(f"unknown scenario_id {sid!r}; one id (str) of this env's scenarios")
         self.scenario = s = self.scenarios[index]
         self.draws = Draws(int(self.np_random.integers(2**63 - 1)))
         self.engine = UserEngine(s, self.realization, self.draws)
         self.realizer = Realizer(s, self.realization, self.draws)
-        self._lines = [f"User: {s.request}"]
-        opening = format_action(
-            "recommend", f"Based on your request, I'd recommend {s.option(s.opening).name}.", s.opening
-        )
+        self._options_text, opening_line, opening_action = self._tables[index]
+        self._lines = [self._lines_head[index], opening_line]
         reaction = self.engine.open()
-        self._lines.append(f"Assistant: {opening}")
         self._user_turn(reaction, 1)
-        self._counts = Counter({k: 0 for k in (*KINDS, INVALID)})
+        self._counts = dict.fromkeys((*KINDS, INVALID), 0)
         self._recs: list[int] = []
-        self._options_text = "\n".join(f"{o.number}. {o.description}" for o in s.options)
-        info = self._info(reaction, Action("recommend", option=s.opening))
+        info = self._info(reaction, opening_action)
         info.update(scenario_id=s.id, realization=self.realization)
         return self._observation(), info
 
@@ -263,15 +336,14 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             raise RuntimeError("call reset() before step()")
         if self.engine.done or self.engine.turn >= self.max_turns:
             raise RuntimeError("the episode has ended; call reset()")
-        parsed = parse_action(action, len(self.scenario.options))
+        parsed, line = self._read_action(action)
         self._counts[parsed.kind] += 1
         if parsed.kind == "recommend":
             assert parsed.option is not None
             self._recs.append(parsed.option)
         reaction = self.engine.respond(parsed)
         turn = self.engine.turn
-        shown = self._sanitize(action if isinstance(action, str) else repr(action))
-        self._lines.append(f"Assistant: {shown}")
+        self._lines.append(line)
         self._user_turn(reaction, turn)
         terminated = reaction.act == "accept"
         truncated = not terminated and turn >= self.max_turns
@@ -289,11 +361,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         words = self.realizer.words(reaction, turn)
         self._lines.append(f"User: {words}")
         self._last = reaction
-        s = self.scenario
-        assert s is not None
-        # What this turn sounds like: the words, the delivery label and the render seed
-        # (a keyed draw, so matched rollouts render the same delivery with the same seed).
-        self.utterance = (words, reaction.delivery, self.draws.pick(2**31, "audio", s.id, turn))
+        self._spoken = (words, reaction.delivery, turn)
+        self._utterance: tuple[str, str, int] | None = None
         self._speech: dict[str, Any] = {}
         if self.speech is None:
             return
@@ -305,18 +374,65 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         if "affect" in self.keys:
             self._speech["affect"] = self.speech.affect_label(audio)
 
-    # -- views ---------------------------------------------------------------
-    def _sanitize(self, text: str) -> str:
-        text = " ".join(text.split())[:MAX_UTTERANCE]
-        charset = self._charset
-        return text if all(c in charset for c in text) else "".join(c if c in charset else "?" for c in text)
+    def _read_action(self, action: object) -> tuple[Action, str]:
+        """The parsed action and its transcript line; memoised for short strings (agents repeat themselves).
 
-    def _observation(self) -> dict[str, Any]:
-        obs: dict[str, Any] = {"options": self._options_text}
+        Both are pure functions of the string (every scenario has 11 options and the
+        env's charset is fixed), so a hit returns exactly what parsing would.
+        """
+        cache = self._action_cache
+        if isinstance(action, str):
+            hit = cache.get(action)
+            if hit is not None:
+                return hit
+        parsed = parse_action(action, N_OPTIONS)
+        read = parsed, "Assistant: " + self._sanitize(action if isinstance(action, str) else repr(action))
+        if isinstance(action, str) and len(action) <= _CACHED_ACTION_CHARS:
+            if len(cache) >= _ACTION_CACHE_SIZE:
+                cache.clear()
+            cache[action] = read
+        return read
+
+    # -- views ---------------------------------------------------------------
+    @property
+    def utterance(self) -> tuple[str, str, int]:
+        """What the current user turn sounds like: (words, delivery label, render seed).
+
+        The seed is a keyed draw on (scenario, turn), so matched rollouts render the
+        same delivery with the same seed; it is computed on first use (text-only
+        steps never need it).
+        """
+        if self._utterance is None:
+            words, delivery, turn = self._spoken
+            assert self.scenario is not None
+            self._utterance = (words, delivery, self.draws.pick(2**31, "audio", self.scenario.id, turn))
+        return self._utterance
+
+    def _sanitize(self, text: str) -> str:
+        """Whitespace collapsed, at most ``MAX_UTTERANCE`` characters, '?' for characters outside the charset.
+
+        Only a bounded prefix is split (linear in the input, cheap for a 1 MB string), and
+        plain printable ASCII, which the charset always holds, skips the per-character check.
+        """
+        words = text.split(maxsplit=MAX_UTTERANCE)
+        if len(words) > MAX_UTTERANCE:  # the unsplit remainder lies past the kept prefix
+            words.pop()
+        text = " ".join(words)[:MAX_UTTERANCE]
+        if text.isascii() and text.isprintable():
+            return text
+        bad = set(text).difference(self._charset)
+        return text.translate(dict.fromkeys(map(ord, bad), "?")) if bad else text
+
+    def _visible_lines(self) -> list[str]:
+        """The transcript lines the agent observes (under access "A" user turns after the request are hidden)."""
         lines = self._lines
         if self.access in WORDS_HIDDEN:
             lines = [lines[0], *(f"User: {SPOKEN}" if ln.startswith("User: ") else ln for ln in lines[1:])]
-        obs["transcript"] = "\n".join(lines)[-MAX_TEXT:]
+        return lines
+
+    def _observation(self) -> dict[str, Any]:
+        obs: dict[str, Any] = {"options": self._options_text}
+        obs["transcript"] = "\n".join(self._visible_lines())[-MAX_TEXT:]
         if "state" in self.keys:
             obs["state"] = self.state_channel.tag(self._last, self.draws, self.engine.turn)
         obs.update(self._speech)
@@ -363,11 +479,13 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         return "\n".join(self._lines)
 
     def render(self) -> str | None:
+        """What the agent sees of the dialogue (under access "A" the user's words stay hidden)."""
         if self.scenario is None:
             return None
+        lines = self._visible_lines()
         if self.render_mode == "ansi":
-            return self.transcript
+            return "\n".join(lines)
         if self.render_mode == "human":
-            print(self._lines[-1] if len(self._lines) > 3 else self.transcript)
+            print(lines[-1] if len(lines) > 3 else "\n".join(lines))
         return None
 
