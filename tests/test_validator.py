@@ -130,6 +130,11 @@ def test_opening_that_fits_every_need_is_rejected(valid):
     assert any("opening option (the request-meeting leader) must miss at least one" in e for e in errors), errors
 
 
+def test_opening_that_misses_only_l1_is_valid():
+    s = next(s for s in load_scenarios() if s.option(s.opening).pattern == "011")
+    assert _errors(s.to_dict()) == []
+
+
 def test_opening_tie_is_rejected(valid):
     def tie(d):
         s = Scenario.from_dict(d)

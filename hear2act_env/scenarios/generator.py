@@ -10,7 +10,8 @@ and realise the eight (L1, L2, L3) satisfaction patterns plus a second
 all-needs option (the *safe* one); two more violate a visible requirement of
 the request. On the request's priority attribute (price for "cheapest",
 rating for "best-rated") the opening option leads, the gold sits behind it and
-the safe option behind the gold.
+the safe option behind the gold. The opening misses at least one need (any of
+L1/L2/L3; in some scenarios only L1).
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ BANK_VERSION = "v1"
 BANK_FILE = Path(__file__).resolve().parent.parent / "data" / f"scenarios-{BANK_VERSION}.jsonl"
 
 PATTERNS = tuple(f"{i:03b}" for i in range(8))  # "000" .. "111", L1 first
-# The opening always misses L2 or L3; in some scenarios it misses L1 as well.
-OPENING_PATTERNS = ("110", "101", "100", "010", "001", "000")
-OPENING_WEIGHTS = (0.3, 0.3, 0.2, 0.1, 0.05, 0.05)
+# The opening misses at least one need: usually L2 or L3, sometimes L1 as well, and
+# sometimes only L1 (the paper's example E1 opens on such an option).
+OPENING_PATTERNS = ("110", "101", "100", "011", "010", "001", "000")
+OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 GOLD_RANKS = (1, 2, 3, 4, 5)  # the gold's place on the priority attribute (0 = opening)
 
 
