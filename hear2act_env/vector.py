@@ -21,6 +21,7 @@ vector envs alike.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing as mp
 from collections.abc import Sequence
 from types import ModuleType
@@ -53,7 +54,7 @@ class _SharedRows(Sequence[Any]):
         return self._decode(self._data[index, :n])
 
     def __deepcopy__(self, memo: dict[int, Any]) -> tuple[Any, ...]:
-        return tuple(self)
+        return tuple(copy.deepcopy(value, memo) for value in self)  # waveforms are views: copy them
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)
@@ -122,9 +123,10 @@ def reset_scenarios(
     """Reset sub-env ``i`` of a vector env on ``scenario_ids[i]``; returns (observations, infos).
 
     ``seed``: an int (sub-env ``i`` gets ``seed + i``, as ``VectorEnv.reset``),
-    one seed per sub-env, or ``None``. Each sub-env is reset alone with
+    one seed per sub-env, or ``None``. Sub-env ``i > 0`` is reset alone with
     ``options={"scenario_id": ..., "reset_mask": ...}`` (Gymnasium's partial
-    reset); the infos of the resets are merged into one vector info dict.
+    reset, which you can also call yourself); the infos are merged into one
+    vector info dict (object arrays plus ``_key`` masks).
     """
     n = envs.num_envs
     if isinstance(scenario_ids, str) or len(scenario_ids) != n:
@@ -133,14 +135,21 @@ def reset_scenarios(
         else list(seed)
     if len(seeds) != n:
         raise ValueError(f"seed must be an int or one seed per sub-env ({n}), got {seed!r}")
-    obs: dict[str, Any] = {}
-    per_env: list[dict[str, Any]] = []
-    for i, sid in enumerate(scenario_ids):
+    # A full reset first (every sub-env on the first id: a sync vector env cannot partially reset
+    # before it has been reset once), then sub-envs 1..n-1 alone on their own ids.
+    obs, info = envs.reset(seed=seeds, options={"scenario_id": scenario_ids[0]})
+    per_env = [_info_of(info, 0)]
+    for i, sid in enumerate(scenario_ids[1:], start=1):
         mask = np.zeros(n, dtype=np.bool_)
         mask[i] = True
         obs, info = envs.reset(seed=seeds, options={"scenario_id": sid, "reset_mask": mask})
-        per_env.append({k: v[i] for k, v in info.items() if not k.startswith("_") and info.get(f"_{k}", mask)[i]})
+        per_env.append(_info_of(info, i))
     return obs, _merge_infos(per_env)
+
+
+def _info_of(info: dict[str, Any], i: int) -> dict[str, Any]:
+    """Sub-env ``i``'s entries of a vector info dict."""
+    return {k: v[i] for k, v in info.items() if not k.startswith("_") and info.get(f"_{k}", np.ones(i + 1))[i]}
 
 
 def _merge_infos(per_env: list[dict[str, Any]]) -> dict[str, Any]:
