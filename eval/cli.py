@@ -18,13 +18,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from agents import AGENTS
 
     r = subparsers.add_parser("rollout", help="run an agent over scenarios and summarise")
-    r.add_argument("--agent", required=True, choices=sorted(AGENTS))
+    r.add_argument("--agent", required=True, metavar="SPEC",
+                   help=f"a registered agent ({', '.join(sorted(AGENTS))}) or a model: hf:PATH, "
+                        "openai:MODEL@URL, omni:PATH, qwen2audio:PATH")
     r.add_argument("--env", default="Hear2Act-Prosody-v0", choices=sorted(ENV_IDS))
     r.add_argument("--access", default="T")
     r.add_argument("--intervention", default="correct")
     r.add_argument("--n", type=int, default=None, help="first N scenarios (default: all 480)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--quiet", action="store_true", help="summary only")
+    from .model_rollout import add_model_arguments
+
+    add_model_arguments(r)
     r.set_defaults(func=_rollout)
 
     d = subparsers.add_parser("demo", help="quick evaluation of the baseline agents on CPU")
@@ -42,7 +47,14 @@ def _ids(n: int | None) -> list[str] | None:
 
 
 def _rollout(args: argparse.Namespace) -> int:
+    from agents import AGENTS
+
     from .rollout import run_condition
+
+    if args.agent not in AGENTS:  # a model spec: the batched engine (data parallel under accelerate launch)
+        from .model_rollout import rollout_models
+
+        return rollout_models(args, _ids(args.n))
 
     rows = []
     for row in run_condition(args.env, args.agent, args.access, args.intervention, _ids(args.n), args.seed):

@@ -184,3 +184,15 @@ def build_tiny_qwen2audio(directory: str | Path, *, seed: int = 0) -> Path:
     model.save_pretrained(root)
     _save_audio_processing(tokenizer, root, QWEN2_AUDIO_TEMPLATE)
     return root
+
+
+_BUILT: dict[str, Path] = {}
+
+
+def shared_tiny_causal_lm() -> Path:
+    """One tiny causal LM per test process (built on first use into a temporary folder)."""
+    if "causal" not in _BUILT:
+        import tempfile
+
+        _BUILT["causal"] = build_tiny_causal_lm(Path(tempfile.mkdtemp(prefix="hear2act-tiny-lm-")))
+    return _BUILT["causal"]

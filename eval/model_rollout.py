@@ -1,0 +1,87 @@
+"""``hear2act rollout --agent SPEC`` for model policies: the batched engine, data parallel when launched.
+
+``SPEC`` is ``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``, ``qwen2audio:PATH``
+(or ``scripted:FILE.json``). Failed episodes (a call that failed for good) are
+listed with their reason and left out of the summary; parse failures are
+counted per model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .engine import make_specs, write_jsonl
+from .parallel import process_info, run_sharded
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("model policies (hf:, openai:, omni:, qwen2audio:)")
+    g.add_argument("--batch-size", type=int, default=16, help="episodes in flight per process (default 16)")
+    g.add_argument("--max-new-tokens", type=int, default=None)
+    g.add_argument("--temperature", type=float, default=None, help="0 = greedy (default); >0 samples, seeded")
+    g.add_argument("--assistant", choices=("spoken", "text"), default="spoken",
+                   help="P6a variant: spoken (RECOMMEND/ASK/CONFIRM) or text (adds CLARIFY)")
+    g.add_argument("--reasoning", action="store_true", help="ask for <think>...</think><answer>...</answer>")
+    g.add_argument("--concurrency", type=int, default=None, help="openai: requests in flight")
+    g.add_argument("--timeout", type=float, default=None, help="openai: seconds per call")
+    g.add_argument("--out", default=None, help="write trajectories (JSONL) here")
+    g.add_argument("--record-prompts", action="store_true", help="store full prompts in the trajectories")
+
+
+def backend_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    from agents.llm import split_spec
+
+    prefix, _ = split_spec(args.agent)
+    kw: dict[str, Any] = {}
+    for name in ("max_new_tokens", "temperature") + (("concurrency", "timeout") if prefix == "openai" else ()):
+        value = getattr(args, name, None)
+        if value is not None:
+            kw[name] = value
+    return kw
+
+
+def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
+    from agents import AGENTS, make_policy
+    from agents.llm import BACKENDS, split_spec
+    from hear2act_env import load_scenarios
+
+    from .cli import COLUMNS
+    from .metrics import format_table, summarize
+
+    if not split_spec(args.agent)[0]:
+        raise SystemExit(f"hear2act rollout: unknown agent {args.agent!r}; choose a registered agent "
+                         f"{sorted(AGENTS)} or a model spec PREFIX:TARGET with PREFIX in {sorted(BACKENDS)}")
+    scenario_ids = ids if ids is not None else [s.id for s in load_scenarios()]
+    specs = make_specs(args.env, scenario_ids, seed=args.seed, access=args.access, intervention=args.intervention)
+
+    def make() -> Any:
+        return make_policy(args.agent, access=args.access, assistant=args.assistant, reasoning=args.reasoning,
+                           **backend_kwargs(args))
+
+    info = process_info()
+    trajectories = run_sharded(specs, make, batch_size=args.batch_size, record_prompts=args.record_prompts,
+                               info=info)
+    if trajectories is None:  # not the main process
+        return 0
+    if args.out:
+        print(f"wrote {write_jsonl(trajectories, args.out)}")
+    rows = []
+    for t in trajectories:
+        if t["failed"]:
+            print(f"{t['scenario_id']:<42} FAILED: {t['failed']}")
+            continue
+        row = dict(t["outcome"])
+        rows.append(row)
+        if not args.quiet:
+            print(f"{row['scenario_id']:<42} success={int(row['success'])} final={row['final_option']:>2} "
+                  f"turns={row['turns']:>2} disclosed={row['n_disclosed']} "
+                  f"premature={int(row['premature_closure'])} parse_failures={t['parse_failures']}")
+    turns = sum(len(t["turns"]) for t in trajectories)
+    bad = sum(t["parse_failures"] for t in trajectories)
+    failed = sum(bool(t["failed"]) for t in trajectories)
+    print(f"episodes {len(trajectories)} (failed {failed}, on {info.world_size} process(es)); "
+          f"parse failures {bad}/{turns} turns ({100 * bad / max(turns, 1):.1f}%)")
+    if rows:
+        print(format_table({f"{args.agent} {args.env} {args.access}": summarize(rows)}, COLUMNS))
+    return 0 if failed < len(trajectories) else 1
