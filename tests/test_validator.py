@@ -339,3 +339,36 @@ def test_categorical_requirement_in_domain_content_is_checked():
                                    "statement": "Must."}
     with pytest.raises(ScenarioError, match="at least one value that violates"):
         parse_domain(raw, "x.json")
+
+
+# -- the request never states a hidden need ---------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["accept", "keywords", "attribute keyword"])
+def test_request_that_states_a_hidden_need_is_rejected(valid, source):
+    def leak(d):
+        need = d["needs"][1]
+        attr = next(a for a in d["attributes"] if a["name"] == need["attribute"])
+        phrase = {"accept": need["accept"][0], "keywords": need["keywords"][0],
+                  "attribute keyword": attr["keywords"][0]}[source]
+        d["request"] = f"{d['request']} Oh, and {phrase}."
+
+    errors = _errors(_mutate(valid, leak))
+    assert any(e.startswith(f"{valid['id']}: request: states hidden need L2") for e in errors), errors
+
+
+def test_the_papers_ptsd_example_is_caught():
+    s = next(s for s in load_scenarios() if s.id == "mental-health-therapists-02")
+    assert s.need(1).attribute == "specialty"
+    d = s.to_dict()
+    d["request"] = "I'm a veteran looking for a therapist for PTSD. Who's best-rated at $180 a session or less?"
+    assert any("states hidden need L1 (specialty)" in e for e in _errors(d))
+
+
+def test_no_bundled_request_states_a_need():
+    from hear2act_env.scenarios.quality import phrases_in
+    from hear2act_env.scenarios.validate import need_phrases
+
+    for s in load_scenarios():
+        for n in s.needs:
+            assert phrases_in(s.request, need_phrases(n, s.attribute(n.attribute))) == [], s.id

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from .content import DOMAINS_DIR, DomainContent, load_domain
 from .errors import ScenarioError
-from .quality import artefacts
+from .quality import artefacts, phrases_in
+from .validate import need_phrases
 
 
 def bank_problems(domains: list[DomainContent]) -> list[str]:
@@ -28,6 +29,11 @@ def bank_problems(domains: list[DomainContent]) -> list[str]:
             texts += [p.persona.situation, p.request, *(r.statement for r in p.requirements)]
             texts += [t for n in p.needs for t in (n.statement, n.hint) if t]
         problems += [f"{d.slug}: {msg}" for t in texts for msg in artefacts(t)]
+        for i, p in enumerate(d.personas):
+            for n in p.needs:
+                found = phrases_in(p.request, need_phrases(n, d.attribute(n.attribute)))
+                if found:
+                    problems.append(f"{d.slug}: personas[{i}].request states hidden need L{n.level} through {found}")
     return problems
 
 

@@ -40,3 +40,56 @@ _BARE_ANSWERS = frozenset({"yes", "no", "y", "n", "yeah", "nope", "yep"})
 def is_bare_answer(text: str) -> bool:
     """A bare yes/no: never a keyword or a value (any reply would match it)."""
     return re.sub(r"[^a-z]", "", text.lower()) in _BARE_ANSWERS
+
+
+# -- does a text state a hidden need? ------------------------------------------------
+# A fixed, small normaliser of its own (not the question matcher's, which may grow):
+# lower-case words, light stemming, so "PTSD", "photos"/"photo", "backpacking"/"backpack"
+# meet. Single words too generic to name a need on their own never count.
+_WORD = re.compile(r"[a-z0-9]+")
+_GENERIC = frozenset(
+    """
+    a an and any anything are be can do does else for have how i if important in is it like long
+    matter matters me more much my need needs of on one option options or other that the there this
+    to want what when which will with would you your good work works get make take go new best
+    """.split()
+    # Units of a visible bound ("$150 an hour", "$11 a serving"): part of the request's numbers.
+    + """hour day week month year night visit serving session person head ticket shipment mile""".split()
+)
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "ches", "shes", "zes", "uses")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("ing") and len(word) > 5:
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) > 4:
+        word = word[:-2]
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def words(text: str) -> str:
+    """Normalised words joined by spaces, padded so phrases match on word boundaries."""
+    return " " + " ".join(_stem(w) for w in _WORD.findall(text.lower().replace("'", " "))) + " "
+
+
+def phrases_in(text: str, phrases: list[str] | tuple[str, ...]) -> list[str]:
+    """The phrases (keywords, values) that occur in ``text`` as whole words, generic words excepted."""
+    norm = words(text)
+    found = []
+    for phrase in phrases:
+        p = words(phrase).strip()
+        if p and not (" " not in p and p in _GENERIC_STEMS) and f" {p} " in norm:
+            found.append(phrase)
+    return found
+
+
+_GENERIC_STEMS = frozenset(_stem(w) for w in _GENERIC)

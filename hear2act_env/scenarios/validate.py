@@ -17,7 +17,7 @@ from .content import DOMAIN_FAMILY, slugify
 from .errors import ScenarioError
 from .fields import is_number, reject_constant
 from .model import KINDS, LEVELS, OPS, Scenario
-from .quality import artefacts, compares_options, is_bare_answer
+from .quality import artefacts, compares_options, is_bare_answer, phrases_in
 
 N_OPTIONS = 11
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*-\d{2}$")
@@ -159,6 +159,23 @@ def _needs(s: Scenario) -> Iterator[tuple[str, str]]:
     for i, a in enumerate(s.attributes):
         if a.kind == "need" and a.name not in need_attrs:
             yield f"attributes[{i}].kind", f"{a.name!r} is kind 'need' but no need uses it"
+
+
+def need_phrases(need, attribute) -> list[str]:
+    """Everything that names a need: its accepted values, its keywords, its attribute's keywords and label."""
+    return [*need.accept, *need.keywords, *attribute.keywords, attribute.label]
+
+
+@_check
+def _request_hides_needs(s: Scenario) -> Iterator[tuple[str, str]]:
+    """PROTOCOL.md: the request never states a hidden need, neither its value nor its words."""
+    attrs = {a.name: a for a in s.attributes}
+    for i, n in enumerate(s.needs):
+        if n.attribute not in attrs:
+            continue  # reported by _needs
+        found = phrases_in(s.request, need_phrases(n, attrs[n.attribute]))
+        if found:
+            yield "request", f"states hidden need L{n.level} ({n.attribute}) via {found}; needs[{i}] must stay hidden"
 
 
 @_check
