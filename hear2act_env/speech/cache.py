@@ -2,11 +2,19 @@
 
 Key = sha256 of (renderer name, renderer version, voice, text, delivery
 label, seed); value = the 16 kHz float32 observation waveform. Each file is
-``H2A1`` + sample rate + sample count + sha256 of the payload + payload,
-written to a temporary file and renamed into place (atomic on POSIX), so a
-reader never sees half a file. A file whose header, length or checksum does
-not match is treated as missing: it is re-rendered and replaced, never
+``H2A2`` + sample rate + sample count + metadata length + sha256 of
+(metadata + payload), then the metadata (JSON: the entry's own key,
+renderer, version, voice) and the payload. Files are written to a temporary
+file and renamed into place (atomic on POSIX), so a reader never sees half a
+file. On read, a file whose header, length or checksum does not match, or
+whose metadata names another key (say, a valid entry copied over this
+entry's path), is treated as missing: it is re-rendered and replaced, never
 served. ``stats`` counts hits, misses and repairs.
+
+A cache that cannot be read or written (read-only folder, full disk,
+``$HEAR2ACT_CACHE`` pointing at a file, a folder where an entry should be)
+never stops an episode: the audio is rendered without caching and a warning
+is issued once per cache.
 """
 
 from __future__ import annotations
@@ -16,16 +24,18 @@ import json
 import os
 import struct
 import tempfile
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .renderers import Renderer, to_16k
 
-MAGIC = b"H2A1"
-HEADER = struct.Struct("<4sIQ32s")  # magic, sample rate, n samples, sha256(payload)
+MAGIC = b"H2A2"
+HEADER = struct.Struct("<4sIQI32s")  # magic, sample rate, n samples, metadata bytes, sha256(metadata + payload)
 OBS_RATE = 16_000
 
 
@@ -40,22 +50,32 @@ def cache_key(renderer: str, version: str, voice: str | None, text: str, label: 
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def encode(wave: np.ndarray, rate: int = OBS_RATE) -> bytes:
+def encode(wave: np.ndarray, rate: int = OBS_RATE, meta: dict[str, Any] | None = None) -> bytes:
+    """One cache file: header, metadata (``meta`` as JSON; the entry's key and renderer) and payload."""
     payload = np.ascontiguousarray(wave, dtype="<f4").tobytes()
-    return HEADER.pack(MAGIC, rate, len(payload) // 4, hashlib.sha256(payload).digest()) + payload
+    info = json.dumps(meta or {}, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    digest = hashlib.sha256(info + payload).digest()
+    return HEADER.pack(MAGIC, rate, len(payload) // 4, len(info), digest) + info + payload
 
 
-def decode(blob: bytes) -> np.ndarray | None:
-    """The waveform, or ``None`` when the bytes are not a complete, intact cache entry."""
+def decode(blob: bytes, key: str | None = None) -> np.ndarray | None:
+    """The waveform, or ``None`` when the bytes are not a complete, intact entry (for ``key``, if given)."""
     if len(blob) < HEADER.size:
         return None
-    magic, rate, n, digest = HEADER.unpack_from(blob)
-    payload = blob[HEADER.size:]
-    if magic != MAGIC or rate != OBS_RATE or len(payload) != 4 * n:
+    magic, rate, n, n_info, digest = HEADER.unpack_from(blob)
+    body = blob[HEADER.size:]
+    if magic != MAGIC or rate != OBS_RATE or len(body) != n_info + 4 * n:
         return None
-    if hashlib.sha256(payload).digest() != digest:
+    if hashlib.sha256(body).digest() != digest:
         return None
-    return np.frombuffer(payload, dtype="<f4").astype(np.float32)
+    if key is not None:
+        try:
+            meta = json.loads(body[:n_info].decode("utf-8"))
+        except ValueError:
+            return None
+        if not isinstance(meta, dict) or meta.get("key") != key:
+            return None
+    return np.frombuffer(body, dtype="<f4", offset=n_info).astype(np.float32)
 
 
 @dataclass
@@ -78,6 +98,7 @@ class AudioCache:
     def __post_init__(self) -> None:
         self.root = Path(self.root)
         self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._warned = False
 
     def key(self, text: str, label: str, seed: int) -> str:
         r = self.renderer
@@ -95,16 +116,19 @@ class AudioCache:
             self.stats.hits += 1
             return wave
         path = self.path(key)
+        wave = None
         try:
-            wave = decode(path.read_bytes())
+            wave = decode(path.read_bytes(), key)
             if wave is None:
                 self.stats.repaired += 1
         except FileNotFoundError:
-            wave = None
+            pass
+        except OSError as exc:  # a folder in the way, no permission, root is a file, ...
+            self._unusable(exc)
         if wave is None:
             self.stats.misses += 1
             wave = to_16k(self.renderer.render(text, label, self.voice, seed), self.renderer.sample_rate)
-            self._write(path, wave)
+            self._write(path, wave, key)
         else:
             self.stats.hits += 1
         wave.setflags(write=False)
@@ -113,13 +137,31 @@ class AudioCache:
             self._memory.popitem(last=False)
         return wave
 
-    def _write(self, path: Path, wave: np.ndarray) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".h2a")
+    def _meta(self, key: str) -> dict[str, Any]:
+        r = self.renderer
+        return {"key": key, "renderer": r.name, "version": r.version, "voice": self.voice or ""}
+
+    def _write(self, path: Path, wave: np.ndarray, key: str) -> None:
+        """Store one entry atomically; on failure keep going without the disk cache (warned once)."""
+        tmp: str | None = None
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".h2a")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(encode(wave))
+                fh.write(encode(wave, OBS_RATE, self._meta(key)))
             os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            tmp = None
+        except OSError as exc:
+            self._unusable(exc)
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+
+    def _unusable(self, exc: OSError) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"audio cache {self.root} is not usable ({exc.__class__.__name__}: {exc}); "
+                "rendering without caching (set HEAR2ACT_CACHE to a writable folder)",
+                RuntimeWarning, stacklevel=4,
+            )
