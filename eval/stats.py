@@ -1,0 +1,162 @@
+"""Paired scenario-level bootstrap for contrasts between conditions (paper §4.3, Table 9).
+
+A contrast compares condition B with condition A (B - A) on one metric. Rollouts
+are paired by scenario: for every model, both conditions ran the same scenarios
+(the grid gives matched rollouts the same episode seed). A bootstrap resample
+draws scenarios with replacement (2,000 resamples, percentile 95 % interval,
+seeded) and recomputes, for every model, the metric of each condition on the
+drawn scenarios -- a ratio of sums, so per-rollout metrics (Success%) and
+per-recommendation-turn metrics (Accept%, FullFit%) are both handled -- then
+averages the per-model differences: pooled results weight models equally, and
+the same scenarios are drawn for every model, since the models share them.
+
+The label-fidelity ladder (none -> always-resolved -> shuffled -> always-unresolved
+-> correct) is a sequence of such contrasts between successive rungs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+N_RESAMPLES = 2000
+CONFIDENCE = 0.95
+LADDER = ("none", "always_resolved", "shuffled", "always_unresolved", "correct")
+
+
+def _rollout(key: str) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
+    return lambda o: (float(o[key]), 1.0)
+
+
+def _share(kind: str) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
+    return lambda o: (float(o["action_counts"].get(kind, 0)), float(sum(o["action_counts"].values())))
+
+
+# metric -> outcome -> (numerator, denominator); a condition's value is 100 * sum(num) / sum(den)
+# (plain means for "disclosed", "turns" and "asks", which are not percentages).
+METRICS: dict[str, Callable[[Mapping[str, Any]], tuple[float, float]]] = {
+    "success": _rollout("success"),
+    "accept": lambda o: (float(o["accepts"]), float(o["recommendations"])),
+    "fullfit": lambda o: (float(o["fullfits"]), float(o["recommendations"])),
+    "full_disclosure": _rollout("full_disclosure"),
+    "premature_closure": _rollout("premature_closure"),
+    "disclosed": _rollout("n_disclosed"),
+    "turns": _rollout("turns"),
+    "asks": lambda o: (float(o["action_counts"].get("ask", 0) + o["action_counts"].get("clarify", 0)), 1.0),
+    **{f"share_{k}": _share(k) for k in ("recommend", "ask", "clarify", "confirm", "invalid")},
+}
+NOT_PERCENT = frozenset({"disclosed", "turns", "asks"})
+
+
+def scale(metric: str) -> float:
+    return 1.0 if metric in NOT_PERCENT else 100.0
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """B - A on one metric, pooled over models with equal weight."""
+
+    metric: str
+    a: float  # pooled value of condition A
+    b: float
+    diff: float  # b - a
+    low: float  # percentile CI of diff
+    high: float
+    n_scenarios: int
+    n_models: int
+    n_resamples: int
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _matrix(rows: Sequence[Mapping[str, Any]], metric: str, models: Sequence[str],
+            scenarios: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per (model, scenario): summed numerator and denominator over repeats (failed rollouts left out)."""
+    fn = METRICS[metric]
+    mi = {m: i for i, m in enumerate(models)}
+    si = {s: i for i, s in enumerate(scenarios)}
+    num = np.zeros((len(models), len(scenarios)))
+    den = np.zeros_like(num)
+    for r in rows:
+        if r.get("failed") or r.get("outcome") is None:
+            continue
+        m, s = mi.get(_model(r)), si.get(r["scenario_id"])
+        if m is None or s is None:
+            continue
+        n, d = fn(r["outcome"])
+        num[m, s] += n
+        den[m, s] += d
+    return num, den
+
+
+def _model(row: Mapping[str, Any]) -> str:
+    return row["cell"]["agent"] if "cell" in row else row.get("agent", "")
+
+
+def _scored(rows: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for r in rows:
+        if not r.get("failed") and r.get("outcome") is not None:
+            out.setdefault(_model(r), set()).add(r["scenario_id"])
+    return out
+
+
+def paired_contrast(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]], metric: str = "success", *,
+                    n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE, seed: int = 0) -> Contrast:
+    """Paired scenario-level bootstrap of B - A; models in both, scenarios every such model scored in both."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose from {sorted(METRICS)}")
+    if not 0 < confidence < 1 or n_resamples < 1:
+        raise ValueError(f"need 0 < confidence < 1 and n_resamples >= 1, got {confidence}, {n_resamples}")
+    sa, sb = _scored(a), _scored(b)
+    models = sorted(set(sa) & set(sb))
+    if not models:
+        raise ValueError("no model has scored rollouts in both conditions")
+    scenarios = sorted(set.intersection(*(sa[m] & sb[m] for m in models)))
+    if not scenarios:
+        raise ValueError("the conditions share no scenario that every model scored in both")
+    na, da = _matrix(a, metric, models, scenarios)
+    nb, db = _matrix(b, metric, models, scenarios)
+    k = scale(metric)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        va = k * na.sum(1) / da.sum(1)
+        vb = k * nb.sum(1) / db.sum(1)
+        rng = np.random.default_rng(seed)
+        idx = rng.integers(0, len(scenarios), size=(n_resamples, len(scenarios)))
+        ra = k * na[:, idx].sum(2) / da[:, idx].sum(2)  # (models, resamples)
+        rb = k * nb[:, idx].sum(2) / db[:, idx].sum(2)
+        boot = np.nanmean(rb - ra, axis=0) if np.isnan(rb - ra).any() else (rb - ra).mean(axis=0)
+    alpha = (1 - confidence) / 2
+    low, high = np.nanpercentile(boot, [100 * alpha, 100 * (1 - alpha)])
+    return Contrast(metric, float(va.mean()), float(vb.mean()), float((vb - va).mean()), float(low), float(high),
+                    len(scenarios), len(models), n_resamples, confidence)
+
+
+def pooled_value(rows: Sequence[Mapping[str, Any]], metric: str = "success") -> float:
+    """A condition's metric: per model (ratio of sums over scored rollouts), then the mean over models."""
+    by_model: dict[str, list[float]] = {}
+    fn = METRICS[metric]
+    for r in rows:
+        if r.get("failed") or r.get("outcome") is None:
+            continue
+        n, d = fn(r["outcome"])
+        acc = by_model.setdefault(_model(r), [0.0, 0.0])
+        acc[0] += n
+        acc[1] += d
+    values = [scale(metric) * n / d for n, d in by_model.values() if d]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def ladder(rungs: Mapping[str, Sequence[Mapping[str, Any]]], metric: str = "success", *,
+           order: Sequence[str] = LADDER, n_resamples: int = N_RESAMPLES, seed: int = 0) -> list[tuple[str, str,
+                                                                                                       Contrast]]:
+    """Successive paired steps along the label-fidelity ladder (Table 9); rungs missing from ``rungs`` are skipped."""
+    present = [r for r in order if rungs.get(r)]
+    return [(x, y, paired_contrast(rungs[x], rungs[y], metric, n_resamples=n_resamples, seed=seed))
+            for x, y in pairwise(present)]
