@@ -6,6 +6,8 @@ import argparse
 import time
 
 from hear2act_env import ENV_IDS
+from hear2act_env.cli import positive_int, seed_int
+from hear2act_env.env import ACCESS, INTERVENTIONS
 
 from .metrics import format_table, summarize
 
@@ -22,10 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"a registered agent ({', '.join(sorted(AGENTS))}) or a model: hf:PATH, "
                         "openai:MODEL@URL, omni:PATH, qwen2audio:PATH")
     r.add_argument("--env", default="Hear2Act-Prosody-v0", choices=sorted(ENV_IDS))
-    r.add_argument("--access", default="T")
-    r.add_argument("--intervention", default="correct")
-    r.add_argument("--n", type=int, default=None, help="first N scenarios (default: all 480)")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--access", default="T", choices=list(ACCESS))
+    r.add_argument("--intervention", default="correct", choices=INTERVENTIONS,
+                   help="state-tag intervention (access T+S only)")
+    r.add_argument("--n", type=positive_int, default=None, help="first N scenarios (default: all 480)")
+    r.add_argument("--seed", type=seed_int, default=0)
     r.add_argument("--quiet", action="store_true", help="summary only")
     from .model_rollout import add_model_arguments
 
@@ -33,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.set_defaults(func=_rollout)
 
     d = subparsers.add_parser("demo", help="quick evaluation of the baseline agents on CPU")
-    d.add_argument("--n", type=int, default=None, help="first N scenarios (default: all 480)")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--n", type=positive_int, default=None, help="first N scenarios (default: all 480)")
+    d.add_argument("--seed", type=seed_int, default=0)
     d.set_defaults(func=_demo)
 
 
