@@ -291,6 +291,31 @@ def test_http_api(tmp_path: Path, serve: Any) -> None:
     assert http(srv3.url + "answer", {**post, "label": "unresolved"})[0] == 200
 
 
+def test_foreign_origin_and_host_are_refused(tmp_path: Path, serve: Any) -> None:
+    root = make_clip_dir(tmp_path)
+    srv = serve(root, "ann")
+    base, port = srv.url.rstrip("/"), srv.server_address[1]
+    good = {"clip_id": "c2", "label": "concern", "annotator": "ann", "elapsed_ms": 10}
+    answers = listen_data.answers_path(root, "ann")
+    # cross-site writes: a foreign page's fetch/form carries its Origin or Sec-Fetch-Site
+    for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"},
+                    {"Origin": f"http://127.0.0.1:{port + 1}"}, {"Sec-Fetch-Site": "cross-site"},
+                    {"Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-site"}):
+        status, _, raw = http(base + "/answer", good, headers)
+        assert status == 403 and "cross-site" in json.loads(raw)["error"], headers
+    # DNS rebinding: the attacker's name resolves to us, but the Host header still names it
+    for host in ("evil.example", f"evil.example:{port}", f"localhost.evil.example:{port}", f"127.0.0.1:{port + 1}"):
+        assert http(base + "/answer", good, {"Host": host})[0] == 403, host
+        assert http(base + "/api/clips", headers={"Host": host})[0] == 403, host
+    assert not answers.exists()  # nothing was written
+    # the page itself (same origin) and non-browser clients are served
+    same = {"Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-origin"}
+    assert http(base + "/answer", good, same)[0] == 200
+    assert http(base + "/api/clips", headers={"Host": f"localhost:{port}"})[0] == 200
+    assert http(base + "/answer", {**good, "clip_id": "c1"})[0] == 200
+    assert len(listen_data.read_answers(answers)) == 2
+
+
 # ---------------------------------------------------------------- the page, in headless Chromium
 
 

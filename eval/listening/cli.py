@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hear2act_env.cli import port_int
+
 from .data import MODES, Answer, Manifest, ManifestError, _warn, latest_answers, load_manifest, read_answers
 from .server import make_server
 from .stats import (
@@ -215,7 +217,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("dir", metavar="DIR", help="clip directory holding manifest.json")
     p.add_argument("--annotator", help="annotator name (answers go to DIR/answers-NAME.csv)")
-    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    p.add_argument("--port", type=port_int, default=8765, help="port (default 8765; 0 picks a free one)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--mode", choices=MODES, default=None, help="override the manifest's mode")
     p.add_argument("--score", action="store_true", help="score the answers in DIR instead of serving")

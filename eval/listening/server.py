@@ -2,6 +2,13 @@
 
 Stdlib ``http.server``, bound to 127.0.0.1 by default. The intended label never leaves the server.
 
+Requests whose ``Host`` is not one of the server's own names (an IP literal,
+``localhost`` for a loopback bind, or this machine's host name, with the bound
+port) are refused with 403, which stops DNS-rebinding pages from reading clips
+or writing answers; a ``POST`` whose ``Origin`` (or ``Sec-Fetch-Site``) says
+it comes from another site is refused too, so no web page can write into the
+answers file.
+
 Routes: ``GET /`` the page; ``GET /api/clips`` the clips in this annotator's
 order (seeded by the name); ``GET /clip/<id>`` the WAV; ``POST /answer`` a JSON
 ``{"clip_id", "label", "annotator", "elapsed_ms"}``.
@@ -9,6 +16,7 @@ order (seeded by the name); ``GET /clip/<id>`` the WAV; ``POST /answer`` a JSON
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import os
@@ -54,6 +62,7 @@ class ListenServer(ThreadingHTTPServer):
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, ListenHandler)
+        self.host_names = _own_names(str(self.server_address[0]))
 
     @property
     def url(self) -> str:
@@ -81,6 +90,23 @@ class ListenServer(ThreadingHTTPServer):
             "answered": sum(c["answered"] for c in clips),
             "clips": clips,
         }
+
+
+def _is_ip(name: str) -> bool:
+    """An IP literal cannot be re-pointed by DNS, so any is a legitimate Host."""
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _own_names(bound: str) -> frozenset[str]:
+    """Host names that mean this server: localhost on a loopback bind, else this machine's names too."""
+    names = {"localhost"}
+    if not (_is_ip(bound) and ipaddress.ip_address(bound).is_loopback):
+        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(names)
 
 
 def _quote(s: str) -> str:
@@ -121,8 +147,34 @@ class ListenHandler(BaseHTTPRequestHandler):
     def _error(self, status: int, message: str, field: str | None = None) -> None:
         self._json(status, {"error": message, "field": field})
 
+    # -- who may ask
+    def _host_ok(self) -> bool:
+        """Is the Host header one of this server's own addresses (with its port)?"""
+        host = (self.headers.get("Host") or "").strip().lower()
+        port = self.server.server_address[1]
+        name, sep, given = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+        if not sep or not given.isdigit() or int(given) != port:
+            return False
+        return name.strip("[]") in self.server.host_names or _is_ip(name.strip("[]"))
+
+    def _origin_ok(self) -> bool:
+        """A browser's cross-site POST carries a foreign Origin or Sec-Fetch-Site: cross-site."""
+        if self.headers.get("Sec-Fetch-Site", "same-origin").lower() not in ("same-origin", "none"):
+            return False
+        origin = self.headers.get("Origin")
+        if origin is None:  # not a browser page (curl, tests)
+            return True
+        return origin.strip().lower() == f"http://{(self.headers.get('Host') or '').strip().lower()}"
+
+    def _refuse(self, why: str) -> None:
+        self.close_connection = True
+        self._error(HTTPStatus.FORBIDDEN, why)
+
     # -- routes
     def do_GET(self) -> None:
+        if not self._host_ok():
+            self._refuse("Host is not this server's address")
+            return
         path = urlsplit(self.path).path
         if path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, PAGE.encode("utf-8"), "text/html; charset=utf-8",
@@ -158,6 +210,12 @@ class ListenHandler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.PARTIAL_CONTENT, data[start:end + 1], "audio/wav", headers)
 
     def do_POST(self) -> None:
+        if not self._host_ok():
+            self._refuse("Host is not this server's address")
+            return
+        if not self._origin_ok():
+            self._refuse("cross-site requests may not post answers")
+            return
         if urlsplit(self.path).path != "/answer":
             self._error(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.path}")
             return
