@@ -178,14 +178,14 @@ def test_two_processes_split_the_episodes_of_a_tiny_hf_model(tmp_path: Path) -> 
     for rank in (0, 1):
         env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": str(rank),
                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1"}
-        cmd = [sys.executable, "-m", "hear2act_env.cli", "rollout", "--agent", f"hf:{model}", "--n", "3",
+        cmd = [sys.executable, "-m", "hear2act_env.cli", "rollout", "--agent", f"hf:{model}", "--n", "2",
                "--max-new-tokens", "4", "--quiet", "--out", str(out)]
         procs.append(subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True))
     logs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], logs
-    assert "episodes 3 (failed 0, on 2 process(es))" in logs[0], logs[0]
+    assert "episodes 2 (failed 0, on 2 process(es))" in logs[0], logs[0]
     assert "episodes" not in logs[1]
     trajs = read_jsonl(out)
-    assert [t["scenario_id"] for t in trajs] == [s.id for s in load_scenarios()[:3]]
+    assert [t["scenario_id"] for t in trajs] == [s.id for s in load_scenarios()[:2]]
     assert all(t["outcome"]["turns"] == 20 and t["parse_failures"] == 19 for t in trajs)

@@ -84,8 +84,8 @@ def user_prompt(obs: Mapping[str, Any], access: str) -> str:
             inferred = inferred[len(INFERRED_PREFIX):].strip()
         return template("p6d_twostage").format(transcript=transcript, inferred_state=inferred)
     channels = []
-    if access == "T+S" and obs.get("state"):
-        channels.append(template("p6b_tag").format(state=obs["state"]))
+    if access == "T+S" and (state := _field(obs, "state")):  # empty under the "none" intervention: no tag line
+        channels.append(template("p6b_tag").format(state=state))
     if access == "T+affect":
         channels.append(template("affect_tag").format(affect=_field(obs, "affect")))
     if access in AUDIO_ACCESS:
