@@ -1,0 +1,226 @@
+"""GRPO on Hear2Act with CESAR process rewards: ``python -m training.grpo --model PATH --access A+T ...``.
+
+Every ``trl.GRPOConfig`` / ``transformers.TrainingArguments`` field is a flag
+(``--learning_rate``, ``--num_generations``, ``--beta``, ``--use_vllm``,
+``--gradient_checkpointing``, ``--deepspeed``, ``--report_to`` ...; dashes or
+underscores), parsed by ``HfArgumentParser``; ``accelerate launch
+--config_file training/configs/<ddp|zero3>.yaml -m training.grpo ...``
+distributes it. The defaults are CESAR's (seed paper 001, B.4): K = 8
+completions per state, AdamW at lr 1e-5, 32 completions per optimizer step
+(``--global_batch``), at most 256 new tokens, reward weights accuracy 5 and
+1 for the rest.
+
+What it does:
+
+1. collects dialogue states from behaviour rollouts (:mod:`training.grpo_data`);
+2. builds each state's prompt for ``--access`` (reasoning format, audio for
+   ``A`` / ``A+T``);
+3. trains with :class:`training.omni_grpo.OmniGRPOTrainer` (audio LLMs: the
+   audio reaches every forward) or stock ``GRPOTrainer`` (text LMs; vLLM
+   generation available with ``--use_vllm``);
+4. writes the model, ``grpo_log.json`` (TRL's log history: every reward term
+   under ``rewards/<name>/mean``) and ``grpo_summary.json`` (step times) to
+   ``--output_dir``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .rewards import REWARD_WEIGHTS, REWARDS
+
+_INSTALL = 'pip install "hear2act[train]"'
+ACCESS = ("A+T", "A", "T", "T+S", "T+S_hat")
+AUDIO_ACCESS = frozenset({"A", "A+T"})
+# CESAR's hyperparameters (seed paper 001, B.4), applied unless a flag says otherwise.
+CESAR_DEFAULTS: dict[str, Any] = {"learning_rate": 1e-5, "num_generations": 8, "max_completion_length": 256,
+                                  "per_device_train_batch_size": 8, "beta": 0.0, "logging_steps": 1,
+                                  "save_strategy": "no", "report_to": "none", "temperature": 1.0}
+OMNI_TYPES = frozenset({"qwen2_5_omni", "qwen2_5_omni_thinker"})
+
+
+@dataclass
+class Hear2ActArgs:
+    """Arguments of the Hear2Act side of the run (the rest are GRPOConfig's)."""
+
+    model: str = field(metadata={"help": "checkpoint directory (Qwen2.5-Omni, its thinker, or a text causal LM)"})
+    access: str = field(default="A+T", metadata={"help": f"access condition, one of {ACCESS}"})
+    realization: str = field(default="prosody", metadata={"help": "prosody or explicit"})
+    n_scenarios: int = field(default=48, metadata={"help": "bundled scenarios the states come from (1-480)"})
+    episodes_per_scenario: int = field(default=1, metadata={"help": "behaviour episodes (seeds) per scenario"})
+    states_per_episode: int = field(default=6, metadata={"help": "at most this many decision points per episode"})
+    states_seed: int = field(default=0, metadata={"help": "first episode seed of the state collection"})
+    assistant: str = field(default="spoken", metadata={"help": "spoken or text (text adds CLARIFY)"})
+    rewards: str = field(default=",".join(REWARDS), metadata={"help": "comma list of reward terms"})
+    weights: str = field(default="", metadata={"help": "term=weight overrides, e.g. 'accuracy=5,evidence=2' "
+                                                         "(--reward_weights sets the raw list instead)"})
+    outcome_weight: float = field(default=0.0, metadata={"help": "accuracy: share of the continued outcome (0-1)"})
+    overthinking_norm: int = field(default=256, metadata={"help": "overthinking: tokens that cost one unit"})
+    global_batch: int = field(default=32, metadata={"help": "completions per optimizer step, across devices "
+                                                            "(sets gradient_accumulation_steps; 0 = leave it)"})
+    dtype: str = field(default="auto", metadata={"help": "auto (bf16 on GPU), bfloat16, float16, float32"})
+    lora_r: int = field(default=0, metadata={"help": "LoRA rank via peft (0 = full fine-tuning)"})
+    lora_alpha: int = field(default=32)
+    lora_target_modules: str = field(default="all-linear", metadata={"help": "'all-linear' or a comma list"})
+
+
+def parse_weights(names: list[str], overrides: str) -> list[float]:
+    """CESAR's weight per term, with ``term=w`` overrides.
+
+    >>> parse_weights(["accuracy", "format", "evidence"], "evidence=2")
+    [5.0, 1.0, 2.0]
+    """
+    weights = {n: REWARD_WEIGHTS[n] for n in names}
+    for item in filter(None, (s.strip() for s in overrides.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or name.strip() not in weights:
+            raise ValueError(f"--weights: {item!r} must be term=number with term in {names}")
+        weights[name.strip()] = float(value)
+    return [weights[n] for n in names]
+
+
+def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
+    try:
+        import torch
+        from transformers import HfArgumentParser
+        from trl import GRPOConfig
+    except ImportError as exc:
+        raise ImportError(f"GRPO training needs torch, transformers and trl: {_INSTALL}") from exc
+    parser = HfArgumentParser((Hear2ActArgs, GRPOConfig))
+    parser.set_defaults(**CESAR_DEFAULTS, bf16=torch.cuda.is_available(), use_cpu=not torch.cuda.is_available())
+    args, config = parser.parse_args_into_dataclasses(args=argv)
+    if args.access not in ACCESS:
+        raise ValueError(f"--access must be one of {ACCESS}, got {args.access!r}")
+    if args.global_batch:
+        per_step = config.per_device_train_batch_size * max(1, config.world_size)
+        if args.global_batch % per_step:
+            raise ValueError(f"--global_batch {args.global_batch} is not a multiple of per_device_train_batch_size "
+                             f"x processes = {per_step}")
+        config.gradient_accumulation_steps = args.global_batch // per_step
+    names = [n.strip() for n in args.rewards.split(",") if n.strip()]
+    unknown = [n for n in names if n not in REWARDS]
+    if unknown or not names:
+        raise ValueError(f"--rewards: unknown or empty {unknown or names}; choose from {sorted(REWARDS)}")
+    if config.reward_weights is None:
+        config.reward_weights = parse_weights(names, args.weights)
+    elif len(config.reward_weights) != len(names):
+        raise ValueError(f"--reward_weights has {len(config.reward_weights)} values for {len(names)} rewards {names}")
+    return args, config
+
+
+def build_dataset(args: Hear2ActArgs):
+    """The training states of the run as a ``datasets.Dataset`` (prompts + scoring columns)."""
+    from datasets import Dataset
+
+    from .grpo_data import collect_states, default_episodes, training_rows
+
+    episodes = default_episodes(args.n_scenarios, args.states_seed, per_scenario=args.episodes_per_scenario)
+    states = collect_states(args.realization, episodes, max_per_episode=args.states_per_episode)
+    return Dataset.from_list(training_rows(states, args.access, assistant=args.assistant))
+
+
+def _model_type(path: str) -> str:
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        raise FileNotFoundError(f"--model {path}: not a checkpoint directory (no config.json)")
+    return json.loads(config.read_text(encoding="utf-8")).get("model_type", "")
+
+
+def _peft_config(args: Hear2ActArgs):
+    if not args.lora_r:
+        return None
+    from peft import LoraConfig
+
+    targets = args.lora_target_modules
+    return LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, task_type="CAUSAL_LM",
+                      target_modules=targets if targets == "all-linear" else [t.strip() for t in targets.split(",")])
+
+
+def _reference_dir(model: Any, processing: Any, path: str, out: Path) -> None:
+    """With beta > 0 TRL rebuilds the reference from ``name_or_path`` by its config's architecture: a full
+    Qwen2.5-Omni directory would load talker and all. Save the thinker and point the model at that copy."""
+    arch = (json.loads((Path(path) / "config.json").read_text(encoding="utf-8")).get("architectures") or [""])[0]
+    if arch == type(model).__name__:
+        return
+    ref = out / "reference-thinker"
+    model.save_pretrained(ref)
+    processing.tokenizer.save_pretrained(ref)
+    processing.feature_extractor.save_pretrained(ref)
+    model.config._name_or_path = str(ref)
+    model.name_or_path = str(ref)
+
+
+def build_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
+    """The trainer for the run: Omni (audio-aware) for Qwen2.5-Omni checkpoints, stock GRPOTrainer otherwise."""
+    from .rewards import make_reward_funcs
+
+    names = [n.strip() for n in args.rewards.split(",") if n.strip()]
+    funcs = make_reward_funcs(names, accuracy={"outcome_weight": args.outcome_weight},
+                              overthinking={"norm": args.overthinking_norm})
+    peft_config = _peft_config(args)
+    if _model_type(args.model) in OMNI_TYPES:
+        from .omni_grpo import OmniGRPOTrainer, load_omni_for_training
+
+        model, processing = load_omni_for_training(args.model, dtype=args.dtype)
+        if processing.tokenizer.chat_template is None:  # text access goes through the stock tokenizer path
+            processing.tokenizer.chat_template = processing.chat_template
+        if config.beta > 0 and peft_config is None:
+            _reference_dir(model, processing, args.model, Path(config.output_dir))
+        return OmniGRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=dataset,
+                               audio_processing=processing, peft_config=peft_config)
+    if args.access in AUDIO_ACCESS:
+        raise ValueError(f"--access {args.access} needs an audio LLM (Qwen2.5-Omni); {args.model} is "
+                         f"{_model_type(args.model)!r}")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    dtypes = {"auto": torch.bfloat16 if torch.cuda.is_available() else torch.float32, "bfloat16": torch.bfloat16,
+              "float16": torch.float16, "float32": torch.float32}
+    if args.dtype not in dtypes:
+        raise ValueError(f"--dtype must be one of {sorted(dtypes)}, got {args.dtype!r}")
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=dtypes[args.dtype])
+    tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
+    return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=dataset,
+                       processing_class=tokenizer, peft_config=peft_config)
+
+
+def summarize(trainer: Any, wall_s: float) -> dict[str, Any]:
+    history = trainer.state.log_history
+    step_times = [h["step_time"] for h in history if "step_time" in h]
+    rewards = sorted({k for h in history for k in h if k.startswith("rewards/") and k.endswith("/mean")})
+    return {"steps": trainer.state.global_step, "wall_s": round(wall_s, 3),
+            "step_time_s": step_times, "mean_step_time_s": sum(step_times) / len(step_times) if step_times else None,
+            "reward_terms": rewards}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args, config = parse(argv)
+    out = Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    dataset = build_dataset(args)
+    trainer = build_trainer(args, config, dataset)
+    start = time.perf_counter()
+    trainer.train()
+    summary = summarize(trainer, time.perf_counter() - start)
+    trainer.save_model(str(out))
+    processing = getattr(trainer, "audio_processing", None)
+    if processing is not None and trainer.accelerator.is_main_process:  # loadable by omni:OUT for evaluation
+        processing.feature_extractor.save_pretrained(out)
+        (out / "chat_template.json").write_text(json.dumps({"chat_template": processing.chat_template}),
+                                                encoding="utf-8")
+    (out / "grpo_log.json").write_text(json.dumps(trainer.state.log_history, indent=1) + "\n", encoding="utf-8")
+    (out / "grpo_summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if trainer.accelerator.is_main_process:
+        print(f"GRPO {args.access}: {summary['steps']} steps, {len(dataset)} states, mean step "
+              f"{summary['mean_step_time_s']:.2f} s; wrote {out}", file=sys.stderr)
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,448 @@
+"""CESAR process rewards for Hear2Act, plus verified acoustic evidence.
+
+Each reward is a small function ``(completions, **kwargs) -> list[float]``
+with TRL's reward-function signature (``trl/rewards/format_rewards.py``):
+``completions`` are strings or ``[{"role": "assistant", "content": ...}]``;
+the dataset columns (``realization``, ``scenario_id``, ``seed``, ``history``,
+``transcript``, ...) and ``prompts`` / ``completion_ids`` arrive as keyword
+lists, one entry per completion. Weights live in ``GRPOConfig.reward_weights``
+(CESAR: accuracy 5, the others 1); TRL logs each term as
+``rewards/<name>/mean``.
+
+| name | range | what it checks |
+| --- | --- | --- |
+| ``accuracy`` | 0..1 | the answer's verifiable value from the env (:func:`training.grpo_data.action_value`) |
+| ``format`` | 0/1 | ``<think>R</think><answer>A</answer>``, R non-empty, A a valid action |
+| ``consistency`` | 0/1 | the decision the reasoning states is the action the answer takes |
+| ``keywords`` | 0..1 | reasoning grounded in the dialogue (user's words), the delivery, needs, logic |
+| ``overthinking`` | -1..0 | completion length / 256 tokens (CESAR's normalised length penalty) |
+| ``evidence`` | -1..1 | acoustic claims re-derived from the audio: (verified - fabricated) / claims |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from agents.llm.reasoning import split_reasoning
+from hear2act_env.dialogue.actions import INVALID, parse_action
+
+N_OPTIONS = 11
+MAX_COMPLETION = 256  # CESAR's normaliser of the overthinking penalty
+REWARD_WEIGHTS = {"accuracy": 5.0, "format": 1.0, "consistency": 1.0, "keywords": 1.0, "overthinking": 1.0,
+                  "evidence": 1.0}
+
+
+def completion_text(completion: Any) -> str:
+    """The text of one completion, plain or conversational.
+
+    >>> completion_text([{"role": "assistant", "content": "hi"}])
+    'hi'
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], dict):
+        content = completion[-1].get("content", "")
+        return content if isinstance(content, str) else " ".join(
+            p.get("text", "") for p in content if isinstance(p, dict))
+    raise TypeError(f"a completion must be a str or a list of messages, got {type(completion).__name__}")
+
+
+_FORMAT = re.compile(r"^\s*<think>(.+?)</think>\s*<answer>(.+?)</answer>\s*$", re.DOTALL | re.IGNORECASE)
+
+
+def format_reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:
+    """1.0 for ``<think>R</think><answer>A</answer>`` with a non-empty R and a valid action A, else 0.0.
+
+    >>> format_reward(["<think>The user hesitated.</think><answer>[ACTION: ASK] Any concerns?</answer>",
+    ...                "<think>ok</think><answer>sure</answer>", "[ACTION: CONFIRM] done"])
+    [1.0, 0.0, 0.0]
+    """
+    out = []
+    for c in completions:
+        m = _FORMAT.match(completion_text(c))
+        ok = m is not None and m.group(1).strip() and parse_action(m.group(2).strip(), N_OPTIONS).kind != INVALID
+        out.append(1.0 if ok else 0.0)
+    return out
+
+
+def accuracy_reward(completions: Sequence[Any], realization: Sequence[str], scenario_id: Sequence[str],
+                    seed: Sequence[int], history: Sequence[Sequence[str]], *, outcome_weight: float = 0.0,
+                    **kwargs: Any) -> list[float]:
+    """The verifiable value of each answer's action, by stepping a replayed copy of the env.
+
+    Confirming an unresolved recommendation is wrong (0), asking while it is
+    unresolved or recommending the gold is right (1); see
+    :func:`training.grpo_data.action_value`. ``outcome_weight`` > 0 mixes in the
+    episode's success when a fixed policy continues from the action.
+
+    >>> cols = dict(realization=["prosody"] * 3, scenario_id=["budget-airline-tickets-01"] * 3, seed=[0] * 3,
+    ...             history=[[]] * 3)
+    >>> accuracy_reward(["<think>t</think><answer>[ACTION: CONFIRM] Booked.</answer>",
+    ...                  "<think>t</think><answer>[ACTION: ASK] Anything else?</answer>", "nonsense"], **cols)
+    [0.0, 1.0, 0.0]
+    """
+    from .grpo_data import DialogueState, score_action
+
+    out = []
+    for c, r, sid, s, h in zip(completions, realization, scenario_id, seed, history, strict=True):
+        _, answer = split_reasoning(completion_text(c))
+        state = DialogueState(str(r), str(sid), int(s), tuple(h))
+        out.append(score_action(state, answer, outcome_weight=outcome_weight))
+    return out
+
+
+# -- consistency --------------------------------------------------------------------------------------------------
+_DECISION_VERB = re.compile(
+    r"\b(recommend|suggest|propose|offer|switch|confirm|book|finali[sz]e|lock\s+in|go\s+with|ask|question|"
+    r"clarify)\w*\b(?:[^.;!?\n]{0,40}?\boption\s*(?:#|number\s*)?(\d+))?", re.IGNORECASE)
+_DECISION_CUE = re.compile(r"\b(I will|I'll|I should|I need to|let me|let's|next|so|therefore|thus|best|decide|"
+                           r"action|better to)\b", re.IGNORECASE)
+_VERB_KIND = {"recommend": "recommend", "suggest": "recommend", "propose": "recommend", "offer": "recommend",
+              "switch": "recommend", "confirm": "confirm", "book": "confirm", "finalize": "confirm",
+              "finalise": "confirm", "lock in": "confirm", "go with": "confirm", "ask": "ask", "question": "ask",
+              "clarify": "clarify"}
+
+
+def stated_decision(reasoning: str) -> tuple[str, int | None] | None:
+    """(kind, option) of the decision the reasoning states: the first action verb of its last decision sentence.
+
+    >>> stated_decision("The user sounds hesitant. So I should ask what bothers them.")
+    ('ask', None)
+    >>> stated_decision("Option 4 meets every need, so I will recommend option 4.")
+    ('recommend', 4)
+    >>> stated_decision("Nothing decided.") is None
+    True
+    """
+    sentences = [s for s in re.split(r"(?<=[.!?;])\s+|\n+", reasoning) if s.strip()]
+    ordered = [s for s in sentences if _DECISION_CUE.search(s)] or sentences
+    for sentence in reversed(ordered):
+        m = _DECISION_VERB.search(sentence)
+        if m is not None:
+            verb = re.sub(r"\s+", " ", m.group(1).lower())
+            kind = _VERB_KIND.get(verb) or _VERB_KIND.get(verb.rstrip("e")) or "confirm"
+            return kind, int(m.group(2)) if m.group(2) and kind == "recommend" else None
+    return None
+
+
+def consistency_reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:
+    """1.0 when the reasoning's stated decision (kind, and option for RECOMMEND) is the answer's action.
+
+    >>> consistency_reward([
+    ...     "<think>She sounded flat, so I should ask.</think><answer>[ACTION: ASK] What matters?</answer>",
+    ...     "<think>She sounded flat, so I should ask.</think><answer>[ACTION: CONFIRM] Done.</answer>",
+    ...     "<think>So I will recommend option 2.</think><answer>[ACTION: RECOMMEND] [OPTION: 3] x</answer>"])
+    [1.0, 0.0, 0.0]
+    """
+    out = []
+    for c in completions:
+        reasoning, answer = split_reasoning(completion_text(c))
+        action = parse_action(answer, N_OPTIONS)
+        decision = stated_decision(reasoning)
+        ok = (decision is not None and action.kind != INVALID and decision[0] == action.kind
+              and (decision[1] is None or decision[1] == action.option))
+        out.append(1.0 if ok else 0.0)
+    return out
+
+
+# -- keywords -----------------------------------------------------------------------------------------------------
+_DELIVERY = re.compile(r"\b(tone|pitch|voice|deliver\w*|prosod\w*|sound\w*|hesita\w*|flat|lukewarm|warm|"
+                       r"enthusias\w*|concern\w*|frustrat\w*|reluctan\w*|underwhelm\w*|satisf\w*|reliev\w*|"
+                       r"resolved|unresolved|pause\w*|slow|energy|intonation)\b", re.IGNORECASE)
+_NEEDS = re.compile(r"\b(need\w*|requirement\w*|prefer\w*|constraint\w*|must|budget|price|priority|"
+                    r"option\s*\d+)\b", re.IGNORECASE)
+_LOGIC = re.compile(r"\b(because|since|so|therefore|thus|however|but|although|which means|if)\b", re.IGNORECASE)
+_STOP = frozenset("that this with have from what would could should about there their they them your just "
+                  "really sounds sound good okay like will into than then more some which".split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z']{4,}", text.lower()) if w not in _STOP}
+
+
+def _last_user_turn(transcript: str) -> str:
+    lines = [ln for ln in transcript.splitlines() if ln.startswith("User: ")]
+    return lines[-1][len("User: "):] if lines else ""
+
+
+def keywords_reward(completions: Sequence[Any], transcript: Sequence[str] | None = None,
+                    **kwargs: Any) -> list[float]:
+    """Mean of four checks on the reasoning: it cites the user's last words, the delivery, the needs, and reasons.
+
+    * dialogue: at least one content word of the user's last turn (or
+      ``(spoken)`` turns: any transcript word) appears in the reasoning;
+    * delivery: it names how the user sounded (tone, hesitant, flat, ...);
+    * needs: it talks about needs / requirements / options;
+    * logic: it uses a connective (because, so, but, ...).
+
+    >>> t = ["User: I want the cheapest flight.\\nAssistant: ...\\nUser: That could work, I guess."]
+    >>> keywords_reward(["<think>She said it could work but sounded hesitant, so a need is unmet.</think>"
+    ...                  "<answer>[ACTION: ASK] x</answer>", "<think>ok</think><answer>y</answer>"], t * 2)
+    [1.0, 0.0]
+    """
+    transcripts = list(transcript) if transcript is not None else [""] * len(completions)
+    out = []
+    for c, t in zip(completions, transcripts, strict=True):
+        reasoning, _ = split_reasoning(completion_text(c))
+        last = _last_user_turn(t)
+        source = t if last.strip() in ("", "(spoken)") else last
+        grounded = bool(_content_words(source) & _content_words(reasoning))
+        checks = (grounded, bool(_DELIVERY.search(reasoning)), bool(_NEEDS.search(reasoning)),
+                  bool(_LOGIC.search(reasoning)))
+        out.append(sum(checks) / len(checks))
+    return out
+
+
+def overthinking_reward(completions: Sequence[Any], completion_ids: Sequence[Sequence[int]] | None = None, *,
+                        budget: int = 0, norm: int = MAX_COMPLETION, **kwargs: Any) -> list[float]:
+    """``-min(1, max(0, n - budget) / norm)`` for ``n`` completion tokens (words when no ids are given).
+
+    CESAR normalises its length penalty by the maximum output length (256);
+    ``budget`` tokens can be made free.
+
+    >>> overthinking_reward(["a", "b"], completion_ids=[[1] * 64, [1] * 300])
+    [-0.25, -1.0]
+    >>> overthinking_reward(["one two three"], budget=2, norm=4)
+    [-0.25]
+    """
+    if norm <= 0 or budget < 0:
+        raise ValueError(f"overthinking: norm must be > 0 and budget >= 0, got norm={norm}, budget={budget}")
+    lengths = ([len(ids) for ids in completion_ids] if completion_ids is not None
+               else [len(completion_text(c).split()) for c in completions])
+    return [-min(1.0, max(0, n - budget) / norm) for n in lengths]
+
+
+# -- evidence -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Claim:
+    """One acoustic claim found in a reasoning trace."""
+
+    phrase: str  # the words that made it
+    feature: str  # a feature of hear2act_env.speech.features (or f0_rel / rms_rel, relative to the voice)
+    op: str  # "<=", ">=" (a qualitative claim against a threshold) or "=" (a cited value)
+    value: float
+    unit: str = ""
+
+
+# Qualitative claims: (pattern, feature, op, threshold). Thresholds sit about one standard deviation from the
+# mean of the hibari perceiver's training clips (data/perceiver-hibari.json); level claims (low/high pitch,
+# quiet/loud) are relative to the voice's enrolled neutral baseline.
+_P = r"(?:pitch|intonation|tone|voice|f0)"
+QUALITATIVE: tuple[tuple[str, str, str, float], ...] = (
+    (rf"{_P}\W+(?:\w+\W+){{0,3}}(?:falls?|falling|drops?|dropping|goes down|dips?)|"
+     r"(?:falling|dropping|downward) (?:pitch|intonation|tone)", "f0_final", "<=", -1.0),
+    (rf"{_P}\W+(?:\w+\W+){{0,3}}(?:rises?|rising|goes up)|(?:rising|upward) (?:pitch|intonation|tone)|"
+     r"upspeak", "f0_final", ">=", 1.0),
+    (r"monoton\w*|flat (?:pitch|intonation|tone|voice|delivery)|narrow (?:pitch )?range", "f0_range", "<=", 5.0),
+    (r"(?:lively|animated|expressive|varied|wide) (?:pitch|intonation|tone|voice|range)", "f0_range", ">=", 8.5),
+    (r"\bslow(?:ly|er)?\b|drawn[- ]out|dragg\w*", "speech_rate", "<=", 4.0),
+    (r"\bfast\b|\bquick(?:ly)? (?:speech|pace)|\brapid\w*|\bbrisk\w*", "speech_rate", ">=", 5.2),
+    (r"long pause|paus\w* before|hesitat\w* before|delay\w* before|took a (?:moment|while)", "lead_pause", ">=",
+     0.6),
+    (r"low (?:energy|volume|intensity)|\bquiet(?:ly)?\b|\bsoft(?:ly)?\b|subdued", "rms_rel", "<=", -1.5),
+    (r"high (?:energy|volume|intensity)|\bloud(?:ly)?\b|energetic", "rms_rel", ">=", 1.5),
+    (r"low(?:er)? pitch|deep(?:er)? voice", "f0_rel", "<=", -1.0),
+    (r"high(?:er)? pitch", "f0_rel", ">=", 1.0),
+)
+_QUALITATIVE = tuple((re.compile(p, re.IGNORECASE), f, op, v) for p, f, op, v in QUALITATIVE)
+# Cited values: feature names as the verifier writes them, or the perceiver sentence's wording.
+_ALIASES = {"pitch range": "f0_range", "final pitch movement": "f0_final", "mean pitch": "f0_mean",
+            "pitch slope": "f0_slope", "speech rate": "speech_rate", "syllables/s": "speech_rate",
+            "s before speaking": "lead_pause"}
+_NUM = r"([+-]?\d+(?:\.\d+)?)"
+_CITED = re.compile(r"\b(f0_mean|f0_range|f0_slope|f0_final|rms|speech_rate|lead_pause|pause_total|tilt|"
+                    r"pitch range|final pitch movement|mean pitch|pitch slope|speech rate)\s*(?:[=:]|of|is|was)?\s*"
+                    + _NUM + r"\s*(Hz|st/s|st|dB|syll/s|syllables/s|s)\b", re.IGNORECASE)
+_CITED_AFTER = re.compile(_NUM + r"\s*(syllables/s|s before speaking)", re.IGNORECASE)
+REL_MARGIN = 0.15  # the 15 % tolerance of the deterministic checks (seed paper 002)
+
+
+def acoustic_claims(reasoning: str) -> list[Claim]:
+    """Every acoustic claim in a reasoning trace, qualitative or a cited value.
+
+    >>> [(c.feature, c.op, c.value) for c in acoustic_claims("Her pitch falls at the end; slow, low energy.")]
+    [('f0_final', '<=', -1.0), ('speech_rate', '<=', 4.0), ('rms_rel', '<=', -1.5)]
+    >>> [(c.feature, c.value, c.unit) for c in acoustic_claims("f0_range = 6.2 st and 0.52 s before speaking")]
+    [('f0_range', 6.2, 'st'), ('lead_pause', 0.52, 's')]
+    """
+    found: list[tuple[int, Claim]] = []
+    for pattern, feature, op, value in _QUALITATIVE:
+        for m in pattern.finditer(reasoning):
+            found.append((m.start(), Claim(m.group(0), feature, op, value)))
+    for m in _CITED.finditer(reasoning):
+        name = m.group(1).lower()
+        unit = {"syllables/s": "syll/s"}.get(m.group(3), m.group(3))
+        found.append((m.start(), Claim(m.group(0), _ALIASES.get(name, name), "=", float(m.group(2)), unit)))
+    for m in _CITED_AFTER.finditer(reasoning):
+        unit = "s" if "before" in m.group(2).lower() else "syll/s"
+        found.append((m.start(), Claim(m.group(0), _ALIASES[m.group(2).lower()], "=", float(m.group(1)), unit)))
+    seen, claims = set(), []
+    for _, c in sorted(found, key=lambda x: x[0]):
+        key = (c.feature, c.op, c.value)
+        if key not in seen:  # one claim counts once however often it is repeated
+            seen.add(key)
+            claims.append(c)
+    return claims
+
+
+@lru_cache(maxsize=1)
+def _baseline() -> tuple[float, float]:
+    from hear2act_env.speech.perceiver import WEIGHTS
+
+    meta = json.loads(WEIGHTS.read_text(encoding="utf-8"))["meta"]["baseline"]
+    return float(meta["f0"]), float(meta["rms"])
+
+
+_FEATURE_CACHE: dict[str, Any] = {}
+
+
+def _features(audio: Any) -> Any:
+    """Re-derived features of one clip, cached by content (the K completions of a group share it)."""
+    import numpy as np
+
+    from hear2act_env.speech.features import extract
+
+    arr = np.ascontiguousarray(np.asarray(audio, dtype=np.float32))
+    key = hashlib.blake2b(arr.tobytes(), digest_size=16).hexdigest()
+    if key not in _FEATURE_CACHE:
+        if len(_FEATURE_CACHE) > 256:
+            _FEATURE_CACHE.clear()
+        _FEATURE_CACHE[key] = extract(arr, 16_000)
+    return _FEATURE_CACHE[key]
+
+
+def check_claim(claim: Claim, features: Any, baseline: tuple[float, float] | None = None) -> bool:
+    """Is the claim true of the re-derived features? Thresholds and cited values get the 15 % tolerance."""
+    import math
+
+    from hear2act_env.speech.verify import within
+
+    f0_base, rms_base = baseline or _baseline()
+    if claim.feature == "f0_rel":
+        derived = 12 * math.log2(features.f0_mean / f0_base) if features.f0_mean > 0 else 0.0
+    elif claim.feature == "rms_rel":
+        derived = features.rms - rms_base
+    else:
+        derived = float(getattr(features, claim.feature))
+    if claim.op == "=":
+        from hear2act_env.speech.features import UNITS
+
+        return claim.unit == UNITS.get(claim.feature, claim.unit) and within(claim.value, derived, claim.unit)
+    margin = REL_MARGIN * abs(claim.value)
+    return derived <= claim.value + margin if claim.op == "<=" else derived >= claim.value - margin
+
+
+def prompt_audio(prompt: Any) -> Any | None:
+    """The last audio part of a chat prompt (the current user turn), or None."""
+    if not isinstance(prompt, Sequence) or isinstance(prompt, str):
+        return None
+    for message in reversed(prompt):
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for part in reversed(content):
+                if isinstance(part, dict) and part.get("type") == "audio":
+                    return part.get("audio")
+    return None
+
+
+def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = None,
+                    audio: Sequence[Any] | None = None, **kwargs: Any) -> list[float]:
+    """``(verified - fabricated) / claims`` over the acoustic claims of each reasoning; 0.0 without claims.
+
+    Each claim is re-derived from the audio the model heard (the prompt's audio
+    part, or an ``audio`` column) by the speech layer's feature extractor and
+    checked with the verifier's 15 % tolerance. With no audio (text access) the
+    model cannot have heard the delivery, so every acoustic claim is fabricated.
+
+    >>> import numpy as np
+    >>> t = np.arange(int(1.2 * 16000)) / 16000
+    >>> f0 = np.where(t < 0.8, 200.0, 200.0 - 150.0 * (t - 0.8))    # level, then a fall over the last 0.4 s
+    >>> falling = (0.3 * np.sin(2 * np.pi * np.cumsum(f0) / 16000)).astype(np.float32)
+    >>> think = "<think>Her pitch {} at the end.</think><answer>[ACTION: ASK] x</answer>"
+    >>> evidence_reward([think.format("falls"), think.format("rises"), "<think>no claim</think>"],
+    ...                 audio=[falling] * 3)
+    [1.0, -1.0, 0.0]
+    >>> evidence_reward([think.format("falls")])        # no audio to check against: fabricated
+    [-1.0]
+    """
+    n = len(completions)
+    clips = list(audio) if audio is not None else [None] * n
+    if prompts is not None:
+        clips = [c if c is not None else prompt_audio(p) for c, p in zip(clips, prompts, strict=True)]
+    out = []
+    for c, clip in zip(completions, clips, strict=True):
+        reasoning, _ = split_reasoning(completion_text(c))
+        claims = acoustic_claims(reasoning)
+        if not claims:
+            out.append(0.0)
+            continue
+        if clip is None or len(clip) == 0:
+            out.append(-1.0)
+            continue
+        feats = _features(clip)
+        verified = sum(check_claim(cl, feats) for cl in claims)
+        out.append((2 * verified - len(claims)) / len(claims))
+    return out
+
+
+RewardFunc = Callable[..., list[float]]
+REWARDS: dict[str, RewardFunc] = {
+    "accuracy": accuracy_reward,
+    "format": format_reward,
+    "consistency": consistency_reward,
+    "keywords": keywords_reward,
+    "overthinking": overthinking_reward,
+    "evidence": evidence_reward,
+}
+
+
+def make_reward_funcs(names: Sequence[str] = tuple(REWARDS), **options: dict[str, Any]) -> list[RewardFunc]:
+    """The named reward functions, each with its options bound and ``__name__`` = its term name.
+
+    TRL logs a reward under its function's ``__name__``, so each term appears
+    as ``rewards/<name>/mean``. ``options`` maps a name to keyword arguments,
+    e.g. ``accuracy={"outcome_weight": 0.5}``, ``overthinking={"norm": 256}``.
+
+    >>> [f.__name__ for f in make_reward_funcs(("format", "overthinking"), overthinking={"norm": 8})]
+    ['format', 'overthinking']
+    """
+    unknown = [n for n in [*names, *options] if n not in REWARDS]
+    if unknown:
+        raise ValueError(f"unknown reward(s) {unknown}; choose from {sorted(REWARDS)}")
+    funcs = []
+    for name in names:
+        base, bound = REWARDS[name], dict(options.get(name, {}))
+
+        def func(completions, _base=base, _bound=bound, **kwargs):
+            return _base(completions, **{**kwargs, **_bound})
+
+        func.__name__ = func.__qualname__ = name
+        func.__doc__ = base.__doc__
+        funcs.append(func)
+    return funcs
+
+
+__all__ = [
+    "MAX_COMPLETION",
+    "QUALITATIVE",
+    "REWARDS",
+    "REWARD_WEIGHTS",
+    "Claim",
+    "accuracy_reward",
+    "acoustic_claims",
+    "check_claim",
+    "completion_text",
+    "consistency_reward",
+    "evidence_reward",
+    "format_reward",
+    "keywords_reward",
+    "make_reward_funcs",
+    "overthinking_reward",
+    "prompt_audio",
+    "stated_decision",
+]
