@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
-from hear2act_env import ENV_IDS
+from hear2act_env import ENV_IDS, load_scenarios
 from hear2act_env.cli import positive_int, seed_int
 from hear2act_env.env import ACCESS, INTERVENTIONS
+from hear2act_env.progress import progress
 
 from .metrics import format_table, summarize
 
@@ -44,8 +46,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _ids(n: int | None) -> list[str] | None:
     if n is None:
         return None
-    from hear2act_env import load_scenarios
-
     return [s.id for s in load_scenarios()[:n]]
 
 
@@ -60,7 +60,11 @@ def _rollout(args: argparse.Namespace) -> int:
         return rollout_models(args, _ids(args.n))
 
     rows = []
-    for row in run_condition(args.env, args.agent, args.access, args.intervention, _ids(args.n), args.seed):
+    ids = _ids(args.n)
+    episodes = run_condition(args.env, args.agent, args.access, args.intervention, ids, args.seed)
+    if args.quiet or not sys.stdout.isatty():  # per-episode lines on a terminal are progress enough
+        episodes = progress(episodes, "rollout", total=len(ids) if ids is not None else len(load_scenarios()))
+    for row in episodes:
         rows.append(row)
         if not args.quiet:
             print(f"{row['scenario_id']:<42} success={int(row['success'])} final={row['final_option']:>2} "
@@ -76,11 +80,17 @@ def _demo(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     summaries, episodes = {}, 0
+    n = len(_ids(args.n) or load_scenarios())
+    bar = progress(range(len(DEMO) * len(ENV_IDS) * n), "demo")
     for agent, access in DEMO:
         for env_id in ENV_IDS:
-            rows = list(run_condition(env_id, agent, access, scenario_ids=_ids(args.n), seed=args.seed))
+            rows = []
+            for row in run_condition(env_id, agent, access, scenario_ids=_ids(args.n), seed=args.seed):
+                rows.append(row)
+                next(bar, None)
             episodes += len(rows)
             summaries[f"{agent:<15} {access:<4} {env_id.split('-')[1]}"] = summarize(rows)
+    bar.close()
     print(format_table(summaries, COLUMNS))
     print(f"\n{episodes} episodes in {time.perf_counter() - t0:.1f}s")
     return 0

@@ -10,14 +10,16 @@ renders of other sentences, enrolled on each voice's neutral speech).
 Reported per renderer: accuracy per collapsed class and overall, the 4 x 4
 confusion over graded states, and the same figures restricted to turns whose
 words are the shared assent pool (the decision-relevant contrast: same words,
-different delivery). ``--out DIR`` also writes the clips and a manifest for
-``hear2act listen``.
+different delivery). ``--out DIR`` also writes the clips (``DIR/<renderer>/``,
+each with its own manifest) and ``DIR/manifest.json`` over all renderers, so
+``hear2act listen DIR --annotator NAME`` works as typed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +28,11 @@ import gymnasium as gym
 import numpy as np
 
 from hear2act_env import ENV_IDS
+from hear2act_env.cli import positive_int, seed_int
 from hear2act_env.dialogue.engine import STATES, collapsed
 from hear2act_env.dialogue.realizer import ASSENT
+from hear2act_env.progress import progress
+from hear2act_env.speech.renderers.base import RENDERERS
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ def collect_turns(env_id: str = "Hear2Act-Prosody-v0", seed: int = 0, limit: int
     env = gym.make(env_id, access="T+S", disable_env_checker=True).unwrapped
     agent = make_agent("state-rule")
     turns: list[Turn] = []
-    for i, s in enumerate(env.scenarios[:limit]):
+    for i, s in enumerate(progress(env.scenarios[:limit], "collect turns")):
         for _ in play(env, agent, s.id, seed + i):
             if env._last.act == "react":
                 words, delivery, audio_seed = env.utterance  # exactly what the audio conditions render
@@ -93,7 +98,7 @@ def evaluate(turns: list[Turn], renderer_name: str) -> dict[str, Any]:
     perceiver = FeaturePerceiver()
     perceiver.enroll(renderer)
     rows, passed, claims = [], 0, 0
-    for t in turns:
+    for t in progress(turns, f"perceive {renderer_name}"):
         audio = cache.get(t.words, t.delivery, t.seed)
         p = perceiver.perceive(audio, 16_000, t.words, t.context)
         rows.append({"turn": t, "state": p.state, "status": p.status})
@@ -134,7 +139,7 @@ def write_clips(turns: list[Turn], renderer_name: str, out: Path, mode: str = "4
     cache = AudioCache(make_renderer(renderer_name))
     (out / "clips").mkdir(parents=True, exist_ok=True)
     clips = []
-    for k, t in enumerate(turns):
+    for k, t in enumerate(progress(turns, f"write clips {renderer_name}")):
         cid = f"c{k:03d}"
         sf.write(out / "clips" / f"{cid}.wav", cache.get(t.words, t.delivery, t.seed), 16_000)
         clips.append({"id": cid, "audio": f"clips/{cid}.wav", "context": t.context, "utterance": t.words,
@@ -142,6 +147,17 @@ def write_clips(turns: list[Turn], renderer_name: str, out: Path, mode: str = "4
     manifest = out / "manifest.json"
     manifest.write_text(json.dumps({"mode": mode, "renderer": renderer_name, "clips": clips}, indent=1))
     (out / "turns.json").write_text(json.dumps([asdict(t) for t in turns], indent=1))
+    return manifest
+
+
+def write_combined_manifest(out: Path, renderers: list[str], mode: str = "4way") -> Path:
+    """``out/manifest.json`` over the per-renderer clip folders (ids ``<renderer>-<clip>``), for ``listen out``."""
+    clips = []
+    for name in renderers:
+        sub = json.loads((out / name / "manifest.json").read_text(encoding="utf-8"))
+        clips += [{**c, "id": f"{name}-{c['id']}", "audio": f"{name}/{c['audio']}"} for c in sub["clips"]]
+    manifest = out / "manifest.json"
+    manifest.write_text(json.dumps({"mode": mode, "renderer": "+".join(renderers), "clips": clips}, indent=1))
     return manifest
 
 
@@ -159,12 +175,12 @@ def format_report(result: dict[str, Any]) -> str:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("perception", help="speech-layer validation of the CPU perceiver (Table 11)")
-    p.add_argument("--renderers", nargs="+", default=["hibari", "piper"])
-    p.add_argument("--n", type=int, default=100, help="clips per renderer, balanced 50/50")
+    p.add_argument("--renderers", nargs="+", default=["hibari", "piper"], choices=sorted(RENDERERS))
+    p.add_argument("--n", type=positive_int, default=100, help="clips per renderer, balanced 50/50")
     p.add_argument("--same-words", action="store_true",
                    help="draw only turns whose words are the assent pool")
     p.add_argument("--env", default="Hear2Act-Prosody-v0", choices=sorted(ENV_IDS))
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--out", type=Path, default=None, help="also write clips + manifest for `hear2act listen`")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_main)
@@ -180,6 +196,10 @@ def _main(args: argparse.Namespace) -> int:
             write_clips(turns, name, args.out / name)
         if not args.json:
             print(format_report(result))
+    if args.out is not None:
+        manifest = write_combined_manifest(args.out, list(dict.fromkeys(args.renderers)))
+        print(f"clips for the listening test in {manifest.parent}: "
+              f"hear2act listen {manifest.parent} --annotator NAME", file=sys.stderr)
     if args.json:
         print(json.dumps(results, indent=1))
     return 0

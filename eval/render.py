@@ -14,6 +14,9 @@ import time
 import gymnasium as gym
 
 from hear2act_env import ENV_IDS
+from hear2act_env.cli import positive_int, seed_int
+from hear2act_env.progress import progress
+from hear2act_env.speech.renderers.base import RENDERERS
 
 
 def utterances(env_ids: list[str], agents: list[str], n: int | None, seed: int) -> set[tuple[str, str, int]]:
@@ -26,7 +29,7 @@ def utterances(env_ids: list[str], agents: list[str], n: int | None, seed: int) 
         env = gym.make(env_id, access="T+S", disable_env_checker=True).unwrapped
         for name in agents:
             agent = make_agent(name)
-            for i, s in enumerate(env.scenarios[:n]):
+            for i, s in enumerate(progress(env.scenarios[:n], f"collect {name} {env_id}")):
                 needed.update(env.utterance for _ in play(env, agent, s.id, seed + i))
     return needed
 
@@ -37,9 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("render", help="pre-render (cache) every user utterance a grid needs")
     p.add_argument("--env", nargs="+", default=sorted(ENV_IDS), choices=sorted(ENV_IDS))
     p.add_argument("--agents", nargs="+", default=["state-rule"], choices=sorted(AGENTS))
-    p.add_argument("--renderer", default="hibari")
-    p.add_argument("--n", type=int, default=None, help="first N scenarios (default: all 480)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--renderer", default="hibari", choices=sorted(RENDERERS))
+    p.add_argument("--n", type=positive_int, default=None, help="first N scenarios (default: all 480)")
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--cache", default=None,
                    help="cache folder (default: $HEAR2ACT_CACHE or ~/.cache/hear2act/audio)")
     p.set_defaults(func=_main)
@@ -54,7 +57,7 @@ def _main(args: argparse.Namespace) -> int:
     t1 = time.perf_counter()
     cache = AudioCache(make_renderer(args.renderer), args.cache or default_cache_dir())
     audio_s = 0.0
-    for words, label, seed in sorted(needed):
+    for words, label, seed in progress(sorted(needed), "render"):
         audio_s += len(cache.get(words, label, seed)) / 16_000
     t2 = time.perf_counter()
     st = cache.stats

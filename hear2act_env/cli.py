@@ -93,6 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130
+    except SystemExit as exc:
+        if not isinstance(exc.code, str):  # argparse's usage errors (2), --help/--version (0)
+            raise
+        print(exc.code.splitlines()[0] if exc.code else "hear2act: error", file=sys.stderr)
+        return 2  # `raise SystemExit("message")` in a command: a user mistake, reported like the rest
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, and keep Python's exit flush from
         # raising again on the closed stdout.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -64,7 +65,17 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         scenarios, errors = read_jsonl(path)
     except FileNotFoundError:
-        print(f"no such file: {path}")
+        print(f"no such file: {path}", file=sys.stderr)
+        return 2
+    except IsADirectoryError:
+        print(f"{path} is a folder; give a JSONL scenario file", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as exc:
+        print(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+              "a scenario file is UTF-8 JSON lines", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     for e in errors:
         print(f"INVALID {e}")
@@ -123,8 +134,13 @@ def render(s) -> str:
 def _list(args: argparse.Namespace) -> int:
     from .content import slugify
 
-    for s in _load(args.file):
-        if args.domain and args.domain not in (s.domain, slugify(s.domain)):
-            continue
+    scenarios = _load(args.file)
+    wanted = slugify(args.domain) if args.domain else None  # "Meditation Apps", "meditation_apps", ...
+    shown = [s for s in scenarios if wanted is None or slugify(s.domain) == wanted]
+    if wanted is not None and not shown:
+        domains = sorted({slugify(s.domain) for s in scenarios})
+        print(f"no domain {args.domain!r}; domains: {', '.join(domains)}", file=sys.stderr)
+        return 2
+    for s in shown:
         print(f"{s.id:<40} {s.request[:70]}")
     return 0
