@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -36,22 +37,29 @@ def _normaliser(renderer: str, voice: str | None) -> tuple[object, np.ndarray, n
     return baseline, weights.status.mean[idx], weights.status.std[idx]
 
 
+_MEMO: OrderedDict[tuple, Any] = OrderedDict()  # shared by every reader of the process (runs replay turns)
+MEMO_SIZE = 200_000
+
+
+def audio_key(audio: np.ndarray) -> bytes:
+    return hashlib.blake2b(np.ascontiguousarray(audio).tobytes(), digest_size=16).digest()
+
+
 class AcousticReader:
     """Audio -> 9 standardised, clipped features; memoised on the audio bytes (episodes replay turns)."""
 
     size = len(NAMES)
 
-    def __init__(self, renderer: str = "hibari", voice: str | None = None, memo: int = 50_000) -> None:
-        self.renderer, self.voice, self.memo = renderer, voice, memo
-        self._memo: OrderedDict[bytes, np.ndarray] = OrderedDict()
+    def __init__(self, renderer: str = "hibari", voice: str | None = None) -> None:
+        self.renderer, self.voice = renderer, voice
 
     def __call__(self, audio: np.ndarray | None) -> np.ndarray:
         if audio is None or len(audio) == 0:
             return np.zeros(self.size, dtype=np.float32)
-        key = hashlib.blake2b(np.ascontiguousarray(audio).tobytes(), digest_size=16).digest()
-        hit = self._memo.get(key)
+        key = (self.renderer, self.voice, audio_key(audio))
+        hit = _MEMO.get(key)
         if hit is not None:
-            self._memo.move_to_end(key)
+            _MEMO.move_to_end(key)
             return hit
         from hear2act_env.speech.features import extract
         from hear2act_env.speech.perceiver import ACOUSTIC
@@ -60,10 +68,44 @@ class AcousticReader:
         feats = extract(audio, 16_000)
         row = np.concatenate([feats.vector(ACOUSTIC), baseline.relative(feats)])  # type: ignore[attr-defined]
         out = np.clip((row - mean) / std, -CLIP, CLIP).astype(np.float32)
-        self._memo[key] = out
-        if len(self._memo) > self.memo:
-            self._memo.popitem(last=False)
+        _MEMO[key] = out
+        if len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
         return out
 
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_memo": OrderedDict()}
+
+@lru_cache(maxsize=4)
+def _perceiver(renderer: str, voice: str | None):
+    from hear2act_env.speech.perceiver import FeaturePerceiver
+    from hear2act_env.speech.renderers import make_renderer
+
+    inner = FeaturePerceiver()
+    inner.enroll(make_renderer(renderer), voice)
+    return inner
+
+
+class MemoPerceiver:
+    """The env's default CPU perceiver (for ``T+S_hat``), memoised on (audio bytes, words).
+
+    Passed as the env's ``perceiver=`` argument so training runs that replay the same cached turns do not
+    re-measure them. The feature perceiver reads only the audio and the turn's words (not the context), so
+    its readings are exactly the unmemoised ones.
+    """
+
+    name = "feature-perceiver"
+
+    def __init__(self, renderer: str = "hibari", voice: str | None = None) -> None:
+        self.renderer, self.voice = renderer, voice
+
+    @property
+    def baseline(self):
+        return _perceiver(self.renderer, self.voice).baseline
+
+    def perceive(self, audio: np.ndarray, sr: int = 16_000, words: str = "", context: str = ""):
+        key = ("perceive", self.renderer, self.voice, audio_key(audio), sr, words)
+        hit = _MEMO.get(key)
+        if hit is None:
+            hit = _MEMO[key] = _perceiver(self.renderer, self.voice).perceive(audio, sr, words, context)
+            if len(_MEMO) > MEMO_SIZE:
+                _MEMO.popitem(last=False)
+        return hit

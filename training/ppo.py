@@ -106,6 +106,10 @@ def _env_kwargs(args: Args) -> dict[str, Any]:
     kw: dict[str, Any] = {"turn_cost": args.turn_cost}
     if args.access in AUDIO:
         kw["renderer"] = args.renderer
+    if args.access == "T+S_hat":
+        from .acoustic import MemoPerceiver
+
+        kw["perceiver"] = MemoPerceiver(args.renderer)
     return kw
 
 

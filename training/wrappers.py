@@ -113,7 +113,7 @@ def column_question(values: list[str]) -> str | None:
     return f"How do you feel about {' or '.join(words[:4])}?"
 
 
-class DiscreteDialogue(gym.Wrapper):
+class DiscreteDialogue(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Discrete actions, Box observations; see the module docstring for both.
 
     ``episode_pool`` > 0 bounds the episodes a reset can draw to (scenario,
@@ -122,7 +122,8 @@ class DiscreteDialogue(gym.Wrapper):
     """
 
     def __init__(self, env: gym.Env, action_set: str = "macro", episode_pool: int = 0) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, action_set=action_set, episode_pool=episode_pool)
+        gym.Wrapper.__init__(self, env)
         if action_set not in ("macro", "full"):
             raise ValueError(f"action_set must be 'macro' or 'full', got {action_set!r}")
         base = env.unwrapped
