@@ -233,3 +233,58 @@ def test_categorical_requirement_round_trips_and_engine_states_it(bank):
     violator = next(n for n in s.request_violating if not r.holds(s.option(n).values[r.attribute]))
     a = assess(s, violator)
     assert a.state == "rejection" and a.issue == "requirement" and a.requirement == k
+
+
+# -- plausible prices and ratings (the premium model) ---------------------------------
+
+
+def _premium_gaps(bank):
+    """Mean within-scenario percentile of the cost (first numeric) and rating attributes, for
+    non-role options with the better vs the worse value of each categorical attribute.
+    Better: meets the need (need attributes) or is the premium end of the vocabulary (others)."""
+    from collections import defaultdict
+
+    groups = defaultdict(lambda: ([], []))
+    for s in bank:
+        roles = {s.gold, s.safe, s.opening, *s.request_violating}
+        meeting = [o for o in s.options if o.meets_request]
+        numeric = [a for a in s.attributes if a.numeric]
+        measured = [("cost", numeric[0])] + [("rating", a) for a in numeric if a.name == "rating"]
+        for role, v in measured:
+            values = sorted(float(o.values[v.name]) for o in meeting)
+
+            def pct(x, values=values):
+                return (sum(y < x for y in values) + (sum(y == x for y in values) - 1) / 2) / (len(values) - 1)
+
+            for a in s.attributes:
+                if a.numeric:
+                    continue
+                need = next((n for n in s.needs if n.attribute == a.name), None)
+                kind = f"L{need.level}" if need else a.kind
+                for o in meeting:
+                    if o.number in roles:
+                        continue
+                    better = o.values[a.name] in need.accept if need else o.values[a.name] == a.values[0]
+                    for key in ((s.domain, a.name, role), (kind, role)):
+                        groups[key][0 if better else 1].append(pct(float(o.values[v.name])))
+    return {k: (sum(b) / len(b), sum(w) / len(w)) for k, (b, w) in groups.items() if b and w}
+
+
+def test_better_values_cost_more_and_rate_higher_on_average(bank):
+    gaps = _premium_gaps(bank)
+    for kind in ("L1", "L2", "L3", "distractor"):
+        for role in ("cost", "rating"):
+            better, worse = gaps[(kind, role)]
+            assert better > worse + 0.1, (kind, role, better, worse)
+    per_attribute = [better > worse for k, (better, worse) in gaps.items() if len(k) == 3]
+    # Each domain attribute over its ~10 scenarios: small samples, so a few may tie by chance.
+    assert len(per_attribute) > 700 and sum(per_attribute) / len(per_attribute) >= 0.97
+
+
+def test_the_gold_costs_more_than_the_cheaper_opening(bank):
+    """Role rules hold under the premium model: on a "cheapest" request the opening (which
+    misses a need) is cheaper than the gold, and the safe option dearer than the gold."""
+    for s in bank:
+        if s.attribute(s.priority).better == "lower":
+            price = {n: float(s.option(n).values[s.priority]) for n in (s.opening, s.gold, s.safe)}
+            assert price[s.opening] < price[s.gold] < price[s.safe]

@@ -35,6 +35,11 @@ PATTERNS = tuple(f"{i:03b}" for i in range(8))  # "000" .. "111", L1 first
 OPENING_PATTERNS = ("110", "101", "100", "011", "010", "001", "000")
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 GOLD_RANKS = (1, 2, 3, 4, 5)  # the gold's place on the priority attribute (0 = opening)
+# The premium model: what an option offers raises its numeric visible values (price up,
+# rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
+NEED_PREMIUM = (1.2, 1.0, 0.8)
+VALUE_PREMIUM = 0.8
+PREMIUM_NOISE = 0.15
 
 
 def scenario_rng(scenario_id: str) -> np.random.Generator:
@@ -61,6 +66,8 @@ class _Builder:
         self.p: PersonaContent = domain.personas[index]
         self.id = f"{domain.slug}-{index + 1:02d}"
         self.rng = scenario_rng(self.id)
+        # The premium model's noise has its own stream, so tuning it never shifts other draws.
+        self.noise = scenario_rng(f"{self.id}/premium")
         self.visible = {a.name: a for a in domain.visible}
 
     def _split(self, name: str) -> tuple[np.ndarray, dict[int, np.ndarray]]:
@@ -78,8 +85,28 @@ class _Builder:
                 violating[k] = out[: max(3, len(out) // 4)]
         return grid[meets], violating
 
-    def visible_values(self) -> list[dict[str, float | int]]:
-        """Visible values for the 11 roles: 9 request-meeting (priority-ranked), 2 violating."""
+    def quality(self, values: dict[str, str | float | int], kinds: dict[str, str]) -> float:
+        """How much an option offers (the premium model): met needs weigh by level, and a
+        distractor value by its place in the vocabulary (content lists values from the
+        premium end), plus seeded noise so price is not a formula. A requested categorical
+        value is left out: the request, not the price, decides it."""
+        score = 0.0
+        for n in self.p.needs:
+            score += NEED_PREMIUM[n.level - 1] * (values[n.attribute] in n.accept)
+        for name, kind in kinds.items():
+            if kind == "distractor":
+                vocab = self.domain.attribute(name).values
+                score += VALUE_PREMIUM * (len(vocab) - 1 - vocab.index(str(values[name]))) / (len(vocab) - 1)
+        return score + float(self.noise.normal(0.0, PREMIUM_NOISE))
+
+    def visible_values(self, by_quality: list[int], slots: list[int]) -> list[dict[str, float | int]]:
+        """Visible values for the 11 rows: 9 request-meeting, 2 violating (rows 9, 10).
+
+        ``slots[i]`` is row ``i``'s place on the priority attribute (0 = leads), fixed by the
+        roles. Every other numeric attribute rises with quality: ``by_quality`` lists the 9
+        meeting rows from least to most premium, and sorted draws are dealt out in that order
+        (pricier and better rated as an option offers more).
+        """
         rng, prio = self.rng, self.p.priority
         better_first = self.visible[prio].better == "lower"
         rows: list[dict[str, float | int]] = [{} for _ in range(11)]
@@ -88,10 +115,12 @@ class _Builder:
             if name == prio:
                 picks = np.sort(rng.choice(meeting, size=9, replace=False))
                 ranked = picks if better_first else picks[::-1]
+                for i in range(9):
+                    rows[i][name] = _number(ranked[slots[i]])
             else:
-                ranked = rng.choice(meeting, size=9, replace=True)
-            for i in range(9):
-                rows[i][name] = _number(ranked[i])
+                picks = np.sort(rng.choice(meeting, size=9, replace=True))
+                for value, i in zip(picks, by_quality, strict=True):
+                    rows[i][name] = _number(value)
             for j in (9, 10):
                 k = (j - 9) % len(self.p.requirements)
                 req = self.p.requirements[k]
@@ -106,13 +135,9 @@ class _Builder:
         rng.shuffle(others)
         gold_rank = int(rng.choice(GOLD_RANKS))
         safe_rank = int(rng.integers(gold_rank + 1, 9))
-        # Patterns by priority rank 0..8: opening first, then gold/safe at their ranks.
-        by_rank: list[str] = [opening]
-        rest = iter(others)
-        for rank in range(1, 9):
-            by_rank.append("111" if rank in (gold_rank, safe_rank) else next(rest))
         trap = str(rng.choice(PATTERNS))
-        patterns = [*by_rank, "111", trap]  # the two request violators last
+        # Rows: 0 opening, 1 gold, 2 safe, 3..8 the other six patterns, 9..10 the request violators.
+        patterns = [opening, "111", "111", *others, "111", trap]
 
         ladder = {n.attribute: n for n in p.needs}
         # Categorical attributes the request names (kind "visible"): never needs, never distractors.
@@ -121,19 +146,19 @@ class _Builder:
         n_distract = int(rng.integers(1, min(2, len(pool)) + 1))
         distractors = {pool[i].name for i in rng.choice(len(pool), size=n_distract, replace=False)}
         shown = [a for a in self.domain.attributes if a.name in ladder or a.name in distractors or a.name in required]
-        # Which violator (role 9 or 10) breaks which requirement: one each, in order.
+        kinds = {a.name: "need" if a.name in ladder else "visible" if a.name in required else "distractor"
+                 for a in shown}
+        # Which violator (row 9 or 10) breaks which requirement: one each, in order.
         breaks = {j: (j - 9) % len(p.requirements) for j in (9, 10)}
 
-        visible_rows = self.visible_values()
-        names = [str(x) for x in rng.choice(self.domain.names, size=11, replace=False)]
-        raw = []
-        for role, (pattern, vis) in enumerate(zip(patterns, visible_rows, strict=True)):
+        categorical: list[dict[str, str | float | int]] = []
+        for row, pattern in enumerate(patterns):
             values: dict[str, str | float | int] = {}
             for attr in shown:
                 need = ladder.get(attr.name)
                 req = required.get(attr.name)
                 if req is not None:
-                    broken = role in breaks and p.requirements[breaks[role]] is req
+                    broken = row in breaks and p.requirements[breaks[row]] is req
                     choices = [v for v in attr.values if (v in req.values) != broken]
                     values[attr.name] = str(rng.choice(choices))
                 elif need is None:
@@ -142,12 +167,24 @@ class _Builder:
                     ok = pattern[need.level - 1] == "1"
                     choices = [v for v in attr.values if (v in need.accept) == ok]
                     values[attr.name] = str(rng.choice(choices))
-            values.update(vis)
-            raw.append((names[role], values))
+            categorical.append(values)
+        quality = [self.quality(v, kinds) for v in categorical[:9]]
+
+        # Priority places: the roles are fixed (opening leads, the gold behind it, the safe
+        # option behind the gold); the six other rows take the remaining places so that the
+        # more an option offers, the higher its priority value (dearer, or better rated).
+        free = [r for r in range(1, 9) if r not in (gold_rank, safe_rank)]
+        if self.visible[p.priority].better == "higher":
+            free = free[::-1]
+        slots = [0, gold_rank, safe_rank, *[0] * 6]
+        for place, row in zip(free, sorted(range(3, 9), key=lambda r: quality[r]), strict=True):
+            slots[row] = place
+        visible_rows = self.visible_values(sorted(range(9), key=lambda r: quality[r]), slots)
+
+        names = [str(x) for x in rng.choice(self.domain.names, size=11, replace=False)]
+        raw = [(names[row], {**categorical[row], **visible_rows[row]}) for row in range(11)]
 
         order = rng.permutation(11)
-        kinds = {**{a: "distractor" for a in distractors}, **{a: "visible" for a in required},
-                 **{a: "need" for a in ladder}}
         attrs = (*self.domain.visible, *(_with_kind(a, kinds[a.name]) for a in shown))
         options = []
         for number, role in enumerate(order, start=1):
