@@ -208,3 +208,105 @@ def test_custom_scenarios_with_new_characters_stay_in_the_space():
     obs, *_ = env.step("[ACTION: ASK] ¿Algo más? 🙂")
     assert env.observation_space.contains(obs)
     assert "?" in obs["transcript"].splitlines()[-2]
+
+
+# -- arguments are checked at make, not mid-episode ------------------------------------------------
+
+
+def _bank(n: int = 3):
+    return hear2act_env.load_scenarios()[:n]
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"max_turns": 2.5}, "max_turns"),
+    ({"max_turns": True}, "max_turns"),
+    ({"max_turns": 1}, "max_turns"),
+    ({"turn_cost": float("nan")}, "turn_cost"),
+    ({"turn_cost": float("inf")}, "turn_cost"),
+    ({"turn_cost": -0.1}, "turn_cost"),
+    ({"turn_cost": "0.1"}, "turn_cost"),
+    ({"renderer": None}, "renderer"),
+    ({"renderer": "espeak"}, "espeak"),
+    ({"renderer": object()}, "renderer"),
+    ({"voice": 3}, "voice"),
+    ({"access": "S"}, "access"),
+])
+def test_bad_arguments_fail_at_make(kwargs, says):
+    with pytest.raises(ValueError, match=says):
+        gym.make("Hear2Act-Prosody-v0", **kwargs)
+
+
+@pytest.mark.parametrize("scenarios, says", [
+    ([], "empty"),
+    (7, "int"),
+    ({"id": "x"}, "dict"),
+    ("dummy", None),  # a path that does not exist: FileNotFoundError below
+])
+def test_bad_scenario_arguments_fail_at_make(scenarios, says):
+    if says is None:
+        with pytest.raises(FileNotFoundError):
+            gym.make("Hear2Act-Prosody-v0", scenarios="/no/such/bank.jsonl")
+        return
+    with pytest.raises(hear2act_env.ScenarioError, match=says):
+        gym.make("Hear2Act-Prosody-v0", scenarios=scenarios)
+
+
+def test_scenario_list_items_are_checked_at_make_with_their_index():
+    good = _bank(2)
+    with pytest.raises(hear2act_env.ScenarioError, match=r"scenarios\[1\].*dict.*from_dict"):
+        gym.make("Hear2Act-Prosody-v0", scenarios=[good[0], good[1].to_dict()])
+    with pytest.raises(hear2act_env.ScenarioError, match=r"scenarios\[2\].*int"):
+        gym.make("Hear2Act-Prosody-v0", scenarios=[*good, 3])
+    with pytest.raises(hear2act_env.ScenarioError, match=r"scenarios\[1\].*duplicate"):
+        gym.make("Hear2Act-Prosody-v0", scenarios=[good[0], good[0]])
+    # a structurally broken scenario (no gold) fails at make, not at CONFIRM mid-episode
+    d = good[1].to_dict()
+    l1 = d["needs"][0]["attribute"]
+    d["options"][good[1].gold - 1]["values"][l1] = _violating(good[1])  # the gold option breaks L1
+    broken = hear2act_env.Scenario.from_dict(d)
+    with pytest.raises(hear2act_env.ScenarioError, match=r"scenarios\[1\]"):
+        gym.make("Hear2Act-Prosody-v0", scenarios=[good[0], broken])
+    assert gym.make("Hear2Act-Prosody-v0", scenarios=good).unwrapped.scenarios == list(good)
+
+
+def _violating(s):
+    """A value of the L1 attribute that the L1 need does not accept (taken from another option)."""
+    need = s.needs[0]
+    return next(o.values[need.attribute] for o in s.options if not need.holds(o.values[need.attribute]))
+
+
+def test_unknown_scenario_id_at_reset_is_a_clear_error():
+    env = gym.make("Hear2Act-Prosody-v0")
+    for sid in ("nope-01", ["budget-airline-tickets-01"], 3):
+        with pytest.raises(ValueError, match="scenario_id"):
+            env.reset(seed=0, options={"scenario_id": sid})
+
+
+def test_render_under_audio_only_access_hides_the_words(monkeypatch):
+    env = gym.make("Hear2Act-Prosody-v0", access="T", render_mode="ansi").unwrapped
+    env.reset(seed=1, options={"scenario_id": "budget-airline-tickets-01"})
+    env.step("[ACTION: ASK] Is there anything else that matters to you?")
+    words = env.transcript.splitlines()[-1]
+    # the same episode under access "A", without rendering speech (only the views are under test)
+    hidden = gym.make("Hear2Act-Prosody-v0", access="T", render_mode="ansi").unwrapped
+    hidden.access = "A"
+    hidden.reset(seed=1, options={"scenario_id": "budget-airline-tickets-01"})
+    hidden.step("[ACTION: ASK] Is there anything else that matters to you?")
+    shown = hidden.render()
+    assert words not in shown and shown.splitlines()[-1] == "User: (spoken)"
+    assert shown == hidden._observation()["transcript"]
+    assert env.render() == env.transcript  # text access shows everything
+    hidden.render_mode = "human"
+    printed: list[str] = []
+    monkeypatch.setattr("builtins.print", lambda *a, **k: printed.append(" ".join(map(str, a))))
+    hidden.render()
+    assert printed == ["User: (spoken)"]
+
+
+def test_transcript_shows_non_charset_characters_as_question_marks():
+    env = gym.make("Hear2Act-Prosody-v0").unwrapped
+    env.reset(seed=0)
+    obs, *_ = env.step("[ACTION: CLARIFY] \u0663 \uff13 \u202e ok\t\n  done")
+    last_assistant = obs["transcript"].splitlines()[-2]
+    assert last_assistant == "Assistant: [ACTION: CLARIFY] ? ? ? ok done"
+    assert env.observation_space.contains(obs)
