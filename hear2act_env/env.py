@@ -16,6 +16,7 @@ from gymnasium import spaces
 from .audio_space import AudioSpace
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
 from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
+from .dialogue.matching import Matcher, Target, resolve_matcher
 from .dialogue.realizer import Realizer
 from .scenarios import Scenario, ScenarioError, load_scenarios, validate
 from .scenarios.validate import N_OPTIONS  # every valid scenario has exactly this many options
@@ -138,6 +139,13 @@ def _opening_table(s: Scenario) -> tuple[str, str, Action]:
     return options, f"Assistant: {text}", Action("recommend", option=opening)
 
 
+def _routing(target: Target | None) -> dict[str, Any]:
+    """``info["question"]``: where an ASK question was routed."""
+    if target is None:
+        return {"target": "general", "attribute": None, "level": None}
+    return {"target": target.kind, "attribute": target.attribute, "level": target.level}
+
+
 class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     """
     ## Description
@@ -210,7 +218,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     delivered with; ``neutral`` for answers), ``action`` (parsed kind or
     ``invalid``), ``invalid_action`` (reason or ``""``), ``disclosed``
     (levels disclosed so far), ``current`` (recommended option number),
-    ``turn``. Reset adds ``scenario_id`` and ``realization``. At the end
+    ``turn``, ``question`` (on an ASK step, how the question was routed:
+    ``{"target": "need"|"visible"|"distractor"|"general", "attribute":
+    name or None, "level": 1|2|3 or None}``; ``None`` on every other step).
+    Reset adds ``scenario_id`` and ``realization``. At the end
     ``info["outcome"]``: ``success``, ``final_option``, ``turns``,
     ``premature_closure``, ``full_disclosure``, ``n_disclosed``,
     ``accept_rate``, ``fullfit_rate`` (over agent recommendation turns;
@@ -220,7 +231,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``gymnasium.make("Hear2Act-Prosody-v0", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
     turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
-    audio_cache=None, perceiver=None, affect=None)``
+    audio_cache=None, perceiver=None, affect=None, matcher="lexical")``
 
     - ``access``: ``"T"``, ``"T+S"``, ``"A"``, ``"A+T"``, ``"T+S_hat"`` or
       ``"T+affect"`` (the last four need the speech extra).
@@ -258,6 +269,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         audio_cache: str | Path | None = None,
         perceiver: Any = None,
         affect: Any = None,
+        matcher: str | Matcher = "lexical",
     ) -> None:
         if access not in ACCESS:
             raise ValueError(f"access must be one of {tuple(ACCESS)}, got {access!r}")
@@ -275,6 +287,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
                 or not math.isfinite(turn_cost) or turn_cost < 0:
             raise ValueError(f"turn_cost must be a finite number >= 0, got {turn_cost!r}")
         _check_renderer(renderer, voice, speech=bool(SPEECH_KEYS & set(ACCESS[access])))
+        self._matcher = resolve_matcher(matcher)
         self.scenarios = _scenario_list(scenarios)
         self._by_id = {s.id: i for i, s in enumerate(self.scenarios)}
         self.realization = realization
@@ -319,7 +332,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             raise ValueError(f"unknown scenario_id {sid!r}; one id (str) of this env's scenarios")
         self.scenario = s = self.scenarios[index]
         self.draws = Draws(int(self.np_random.integers(2**63 - 1)))
-        self.engine = UserEngine(s, self.realization, self.draws)
+        self.engine = UserEngine(s, self.realization, self.draws, matcher=self._matcher)
         self.realizer = Realizer(s, self.realization, self.draws)
         self._options_text, opening_line, opening_action = self._tables[index]
         self._lines = [self._lines_head[index], opening_line]
@@ -447,6 +460,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             "disclosed": tuple(sorted(self.engine.disclosed)),
             "current": self.engine.current,
             "turn": self.engine.turn,
+            "question": _routing(reaction.question) if action.kind == "ask" else None,
         }
 
     def _outcome(self, terminated: bool) -> dict[str, Any]:

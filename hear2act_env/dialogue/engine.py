@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..scenarios import Scenario
 from .actions import Action
-from .matching import match_question
+from .matching import Matcher, Target, match_question
 
 RESOLVED, RELUCTANT, CONCERN, REJECTION = "resolved", "reluctant", "concern", "rejection"
 STATES = (RESOLVED, RELUCTANT, CONCERN, REJECTION)
@@ -119,6 +119,7 @@ class Reaction:
     restated: bool = False  # the words repeat something already disclosed
     disclosed: int | None = None  # need newly disclosed by this turn
     rec_delivery: str = NEUTRAL  # the current recommendation's delivery label (for the tag)
+    question: Target | None = None  # ASK only: the attribute the question was routed to (None: general)
 
     @property
     def resolved(self) -> bool:
@@ -137,6 +138,7 @@ class UserEngine:
     disclosed: set[int] = field(default_factory=set)
     rec_delivery: str = NEUTRAL
     done: bool = False
+    matcher: Matcher = match_question  # routes ASK questions (hear2act_env.dialogue.matching)
 
     def __post_init__(self) -> None:
         if self.realization not in REALIZATIONS:
@@ -199,22 +201,24 @@ class UserEngine:
         return self._neutral("answer", "need", level=level, disclosed=new, restated=restated)
 
     def _answer_targeted(self, question: str) -> Reaction:
-        target = match_question(self.scenario, question)
+        target = self.matcher(self.scenario, question)
         if target is None:
             return self._answer_general()
         if target.kind == "need":
             new, restated = self._disclose(target.level)
             return self._neutral(
                 "answer", "need", level=target.level, attribute=target.attribute,
-                disclosed=new, restated=restated,
+                disclosed=new, restated=restated, question=target,
             )
         if target.kind == "visible":
             for i, r in enumerate(self.scenario.requirements):
                 if r.attribute == target.attribute:
-                    return self._neutral("answer", "requirement", requirement=i, attribute=target.attribute)
+                    return self._neutral(
+                        "answer", "requirement", requirement=i, attribute=target.attribute, question=target
+                    )
             if target.attribute == self.scenario.priority:
-                return self._neutral("answer", "priority", attribute=target.attribute)
-        return self._neutral("answer", "irrelevant", attribute=target.attribute)
+                return self._neutral("answer", "priority", attribute=target.attribute, question=target)
+        return self._neutral("answer", "irrelevant", attribute=target.attribute, question=target)
 
     def respond(self, action: Action) -> Reaction:
         """The user's turn after one assistant action (turn counter advances)."""

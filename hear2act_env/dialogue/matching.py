@@ -1,61 +1,65 @@
-"""Is an ASK question *targeted* at an attribute? Robust keyword matching.
+"""Is an ASK question *targeted* at an attribute? Weighted phrase matching over per-scenario tables.
 
-A question is targeted at an attribute when one of the attribute's phrases
-(its keywords, label and values, and for a need attribute the need's own
-keywords) occurs in it as a contiguous run of words, after lower-casing,
-dropping punctuation and light stemming (plurals, -ing, -ed). So "Do you mind
-layovers?" matches the keyword "layover" and "Any time-of-day preference?"
-matches "time of day". When several attributes match, the one whose matched
-phrases cover the most words wins; ties go to the higher-priority need, then
-visible, then distractor attributes.
+Routing decides what the user engine answers, so every evaluation depends on
+it. The default matcher is deterministic, dependency-free and fast:
+
+1. **Words.** A question is lower-cased, split into words and each word
+   reduced by the Porter2 stemmer (:mod:`.stemmer`), so "layovers",
+   "cancelled" and "rebooking" meet "layover", "cancel" and "rebook".
+2. **Phrases.** Each attribute of the scenario owns phrases: its name, label,
+   keywords and values, a need's keywords, and (at lower weight) the content
+   words of a need's statement and hint; the concept families of
+   :mod:`.lexicon` its words belong to add shared synonyms. A phrase matches
+   as a contiguous run of words. Its weight is the sum of its words' weights
+   (stop words 0, weak words 0.5, others 1) with a bonus for multi-word
+   phrases; words that are the domain's topic ("flight" in airline tickets)
+   count little when they come from a value or a statement.
+3. **Decision.** An attribute is targeted when its matched weight reaches
+   1.0: a single weak word ("How long do you plan to keep it?") is not
+   enough. The **trade-off rule**: when a question matches a visible
+   attribute (price, rating) and a categorical one, the categorical one is
+   the target ("Would you pay more for a nonstop flight?" is about stops).
+   Otherwise the highest weight wins; ties go to the higher-priority need,
+   then visible, then distractor attributes. Words of an attribute the domain
+   has but this scenario lacks can claim a question too; such a question is
+   general.
+
+Tables are compiled once per scenario object (:func:`table_for`) and reused
+for every question; a question's words are stemmed through an LRU cache.
+``MATCHERS`` maps a matcher name (the env's ``matcher=`` argument) to its
+factory: ``"lexical"`` (this module, the default) and ``"semantic"``
+(:mod:`.semantic`, a sentence encoder; ``pip install "hear2act[semantic]"``).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 from ..scenarios import Scenario
+from .lexicon import COMPARATIVES, COST, FAMILIES, PROTECTED, STOP, USER_FRAME, USER_FRAMES, WEAK
+from .stemmer import stem
 
-# Single words too generic to make a question targeted on their own.
-GENERIC = frozenset(
-    """
-    a an and any anything are be can do does else for have how i if important in is it like
-    long matter matters me more much my need needs of on one option options or other that the
-    there this to want what when which will with would you your good work works
-    """.split()
-)
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
 
-
-def stem(word: str) -> str:
-    """A deliberately small stemmer, consistent across inflections of one word.
-
-    Plural first, then -ing/-ed, then a final -e, so "rate", "rates", "rated",
-    "rating" and "ratings" all become "rat", and "change"/"changed"/"changing"
-    become "chang".
-    """
-    if len(word) <= 3:
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "ches", "shes", "zes", "uses")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) > 4:
-        word = word[:-2]
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
-
-
-def normalize(text: str) -> str:
-    """Lower-case, unpunctuated, stemmed words joined by single spaces."""
-    return " ".join(stem(t) for t in _TOKEN.findall(text.lower().replace("'", "")))
+THRESHOLD = 1.0  # matched weight that makes a question targeted
+WEAK_WEIGHT = 0.5
+PHRASE_BONUS = 0.5  # per extra content word in a multi-word phrase
+STATEMENT_WEIGHT = 0.55  # a content word of a need's statement or hint
+TOPIC_WEIGHT = 0.25  # a domain-topic word inside a value or statement
+SECONDARY_FACTOR = 0.5
+SOLE_WEAK_WEIGHT = 0.75  # a weak keyword only one attribute owns: more than weak, still not alone
+VALUE_WORD_WEIGHT = 0.7  # one word out of a value ("mobile" from "instant mobile transfer")
+SHARE_POWER = 1.0  # a word k attributes claim (none owning it) weighs 1/k**SHARE_POWER for each
+OWNER_SHARE_POWER = 0.0  # owners keep their word whole: a question naming it is targeted
+_KIND_RANK = {"need": 0, "visible": 1, "distractor": 2, "absent": 3}
 
 
 @dataclass(frozen=True)
@@ -65,36 +69,280 @@ class Target:
     level: int | None  # need level when kind == "need"
 
 
-@lru_cache(maxsize=1024)
-def _phrases(scenario: Scenario) -> tuple[tuple[str, int, Target], ...]:
-    """(normalized phrase, word count, target) for every attribute phrase."""
-    levels = {n.attribute: n for n in scenario.needs}
-    out = []
+# -- words -------------------------------------------------------------------------------------
+def _words(text: str) -> list[str]:
+    """Lower-case words; hyphenated words also yield their parts ("carry-on" -> carry, on)."""
+    out: list[str] = []
+    for tok in _TOKEN.findall(text.lower().replace("'", "").replace("\u2019", "")):
+        out.extend(COMPARATIVES.get(part, part) for part in tok.split("-"))
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _stems(text: str) -> tuple[str, ...]:
+    return tuple(w if w in PROTECTED else stem(w) for w in _words(text))
+
+
+_USER_FRAME = re.compile(USER_FRAME)
+_USER_PHRASES = re.compile("|".join(USER_FRAMES))
+
+
+@lru_cache(maxsize=8192)
+def _question_stems(question: str) -> tuple[str, ...]:
+    """A question's stems, with how-phrases about the user's own habits and plans dropped."""
+    text = _USER_FRAME.sub("how", question.lower().replace("\u2019", "'"))
+    return _stems(_USER_PHRASES.sub(" ", text))
+
+
+def normalize(text: str) -> str:
+    """Lower-case, unpunctuated, stemmed words joined by single spaces."""
+    return " ".join(_stems(text))
+
+
+_STOP_STEMS = frozenset(stem(w) for w in STOP for w in _words(w))
+_WEAK_STEMS = frozenset(stem(w) for w in WEAK for w in _words(w)) - _STOP_STEMS
+_COST_STEMS = frozenset(stem(w) for w in COST for w in _words(w))
+_FAMILY_STEMS: tuple[frozenset[str], ...] = tuple(
+    frozenset(s for w in fam for s in _stems(w)) - _STOP_STEMS for fam in FAMILIES
+)
+
+
+def _word_weight(s: str, strong_cost: bool) -> float:
+    if s in _STOP_STEMS:
+        return 0.0
+    if s in _WEAK_STEMS and not (strong_cost and s in _COST_STEMS):
+        return WEAK_WEIGHT
+    return 1.0
+
+
+def _phrase_weight(stems: tuple[str, ...], strong_cost: bool = False) -> float:
+    weights = [_word_weight(s, strong_cost) for s in stems]
+    content = sum(w > 0 for w in weights)
+    return sum(weights) + PHRASE_BONUS * max(0, content - 1)
+
+
+# -- per-scenario tables -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Table:
+    """One scenario's compiled phrases: first stem -> [(stems, weight, target index)]."""
+
+    targets: tuple[Target, ...]
+    numeric: frozenset[str]  # visible attributes with numeric values (price, rating): the trade-off rule
+    index: dict[str, tuple[tuple[tuple[str, ...], float, int], ...]]
+
+
+@lru_cache(maxsize=64)
+def _domain_file(domain: str) -> dict[str, Any] | None:
+    """The domain's content file (for attributes this scenario lacks and topic words), if bundled."""
+    slug = re.sub(r"[^a-z0-9]+", "-", domain.lower().replace("'", "")).strip("-")
+    path = _DOMAINS_DIR / f"{slug}.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _topic_stems(scenario: Scenario) -> frozenset[str]:
+    """Words that name the domain's subject: the domain name and words common to its requests."""
+    texts = [scenario.request]
+    data = _domain_file(scenario.domain)
+    if data is not None:
+        texts = [str(p.get("request", "")) for p in data.get("personas", []) if isinstance(p, dict)] or texts
+    counts: dict[str, int] = {}
+    for t in texts:
+        for s in set(_stems(t)):
+            counts[s] = counts.get(s, 0) + 1
+    common = {s for s, c in counts.items() if c >= max(2, len(texts) // 4)}
+    return frozenset((set(_stems(scenario.domain)) | common) - _STOP_STEMS)
+
+
+def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
+    words = {s for phrase in own for s in phrase}
+    out: set[tuple[str, ...]] = set()
+    for fam in _FAMILY_STEMS:
+        if fam & words:
+            out.update((s,) for s in fam)
+    return out
+
+
+def _build(scenario: Scenario) -> Table:
+    needs = {n.attribute: n for n in scenario.needs}
+    topic = _topic_stems(scenario)
+    targets: list[Target] = []
+    # (stems, target index) -> (weight, primary): primary phrases are the attribute's own words
+    # (name, label, keywords, a need's keywords, whole values); secondary ones are single words
+    # taken from values, labels, statements and concept families.
+    entries: dict[tuple[tuple[str, ...], int], tuple[float, bool]] = {}
+
+    def add(stems: tuple[str, ...], weight: float, ti: int, primary: bool) -> None:
+        old = entries.get((stems, ti))
+        if stems and weight > 0 and (old is None or (old[1], old[0]) < (primary, weight)):
+            entries[(stems, ti)] = (weight, primary)
+
+    present = {a.name for a in scenario.attributes}
+    data = _domain_file(scenario.domain)
+    absent: list[dict[str, Any]] = []
+    if data is not None:
+        absent = [a for a in data.get("attributes", []) if isinstance(a, dict) and a.get("name") not in present]
+
+    named: dict[int, set[tuple[str, ...]]] = {}
+    title: dict[int, set[tuple[str, ...]]] = {}  # the attribute's name and label
+    labels = {a.name: a.label for a in scenario.attributes}
+    sources: list[tuple[Target, list[str], list[str], list[str]]] = []
     for a in scenario.attributes:
-        need = levels.get(a.name)
+        need = needs.get(a.name)
         target = Target(a.name, a.kind, need.level if need else None)
-        raw = [*a.keywords, a.label, a.name.replace("_", " "), *a.values]
-        if need is not None:
-            raw += list(need.keywords)
-        for phrase in {normalize(p) for p in raw}:
-            if phrase and not (" " not in phrase and phrase in GENERIC):
-                out.append((phrase, phrase.count(" ") + 1, target))
-    return tuple(out)
+        own = [*a.keywords, a.label, a.name.replace("_", " ")]
+        said = [need.statement, need.hint] if need is not None else []
+        own += list(need.keywords) if need is not None else []
+        sources.append((target, own, list(a.values), said))
+    for raw in absent:
+        words = [str(w) for w in (*raw.get("keywords", []), raw.get("label", ""), str(raw.get("name", "")))]
+        values = [str(v) for v in raw.get("values", [])]
+        sources.append((Target(str(raw.get("name")), "absent", None), words, values, []))
+
+    for ti, (target, own, values, said) in enumerate(sources):
+        targets.append(target)
+        strong_cost = target.kind == "visible"
+        own_stems = [_stems(p.replace("_", " ")) for p in own]
+        value_stems = [_stems(v) for v in values]
+        for st in own_stems:
+            weight = 1.0 if len(st) == 2 and st[0] == "how" else _phrase_weight(st, strong_cost)
+            add(st, weight, ti, True)
+            for s in st if len(st) > 1 else ():  # one word of a label or key phrase
+                add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, strong_cost), ti, False)
+        if target.kind != "visible":  # its own single words, for the sole-owner rule below
+            named[ti] = {st for st in own_stems if len(st) == 1}
+            title[ti] = {_stems(target.attribute.replace("_", " ")), _stems(labels.get(target.attribute, ""))}
+        for st in value_stems:
+            add(st, _phrase_weight(st), ti, True)  # the whole value, as written
+            for s in st:  # and each of its words, the topic ones faintly
+                add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), ti, False)
+        for st in _family_words(own_stems + value_stems):
+            add(st, _phrase_weight(st, strong_cost), ti, False)
+        if target.kind == "visible" and not values and _COST_STEMS & {w for st in own_stems for w in st}:
+            for w in _COST_STEMS:  # a price-like visible attribute is reached by every cost word
+                add((w,), 1.0, ti, False)
+        for text in said:
+            for s in set(_stems(text)):
+                if s not in _STOP_STEMS and s not in _WEAK_STEMS:
+                    add((s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, ti, False)
+    # A single word several attributes claim says little about which one is meant ("kids" in a
+    # pediatrician scenario). Where some attributes own the word, they share it and the others'
+    # secondary claims count half; where none owns it, the secondary claims share it.
+    owners: dict[tuple[str, ...], int] = {}
+    others: dict[tuple[str, ...], int] = {}
+    for (stems, _ti), (_w, primary) in entries.items():
+        if len(stems) == 1:
+            counts = owners if primary else others
+            counts[stems] = counts.get(stems, 0) + 1
+    index: dict[str, list[tuple[tuple[str, ...], float, int]]] = {}
+    for (stems, ti), (weight, primary) in entries.items():
+        if len(stems) == 1:
+            n_own = owners.get(stems, 0)
+            if primary:
+                if n_own == 1 and stems[0] in _WEAK_STEMS and stems in named.get(ti, ()):
+                    # An attribute's own weak keyword, nobody else's; its name or label counts whole
+                    # ("setting", "time" for a table time).
+                    weight = 1.0 if stems in title.get(ti, ()) else SOLE_WEAK_WEIGHT
+                weight /= n_own**OWNER_SHARE_POWER
+            elif n_own:
+                weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
+            else:
+                weight /= others.get(stems, 1) ** SHARE_POWER
+        index.setdefault(stems[0], []).append((stems, weight, ti))
+    frozen = {k: tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
+    numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
+    return Table(tuple(targets), numeric, frozen)
 
 
-_KIND_RANK = {"need": 0, "visible": 1, "distractor": 2}
+# Tables keyed by the scenario object's identity (hashing a frozen scenario is costly);
+# a weak reference checks the entry still belongs to that object, and a finalizer drops it.
+_TABLES: dict[int, tuple[weakref.ref[Scenario], Table]] = {}
+BUILDS = {"count": 0}  # how many tables were compiled (tests check reuse)
+
+
+def table_for(scenario: Scenario) -> Table:
+    """The scenario's compiled phrase table, built on first use and kept while the scenario lives."""
+    key = id(scenario)
+    hit = _TABLES.get(key)
+    if hit is not None and hit[0]() is scenario:
+        return hit[1]
+    table = _build(scenario)
+    BUILDS["count"] += 1
+    _TABLES[key] = (weakref.ref(scenario), table)
+    weakref.finalize(scenario, _TABLES.pop, key, None)
+    return table
+
+
+# -- scoring -----------------------------------------------------------------------------------
+def scores(scenario: Scenario, question: str) -> dict[Target, float]:
+    """Matched weight per attribute (before the threshold and the trade-off rule)."""
+    return {t: w for t, (w, _cost) in _scores(table_for(scenario), question).items()}
+
+
+def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
+    """Per attribute: (matched weight, the part of it from single cost words such as "pay")."""
+    words = _question_stems(question)
+    covered: dict[int, set[int]] = {}
+    total: dict[int, float] = {}
+    cost: dict[int, float] = {}
+    counted: set[tuple[tuple[str, ...], int]] = set()
+    index = table.index
+    for i, w in enumerate(words):
+        for stems, weight, ti in index.get(w, ()):
+            n = len(stems)
+            if words[i : i + n] != stems:
+                continue
+            span = set(range(i, i + n))
+            seen = covered.setdefault(ti, set())
+            if span <= seen or (stems, ti) in counted:
+                continue  # inside a longer phrase already counted, or said twice ("day to day")
+            seen |= span
+            counted.add((stems, ti))
+            total[ti] = total.get(ti, 0.0) + weight
+            if n == 1 and w in _COST_STEMS:
+                cost[ti] = cost.get(ti, 0.0) + weight
+    return {table.targets[ti]: (w, cost.get(ti, 0.0)) for ti, w in total.items()}
 
 
 def match_question(scenario: Scenario, question: str) -> Target | None:
     """The attribute a question is targeted at, or ``None`` for a general question."""
-    text = f" {normalize(question)} "
-    scores: dict[Target, int] = {}
-    for phrase, words, target in _phrases(scenario):
-        if f" {phrase} " in text:
-            scores[target] = scores.get(target, 0) + words
-    if not scores:
+    table = table_for(scenario)
+    raw = _scores(table, question)
+    hits = {t: w for t, (w, _c) in raw.items() if w >= THRESHOLD}
+    if not hits:
         return None
-    return min(
-        scores,
-        key=lambda t: (-scores[t], _KIND_RANK[t.kind], t.level or 0, t.attribute),
-    )
+    numeric = table.numeric
+    if any(t.kind != "visible" or t.attribute not in numeric for t in hits):
+        # The trade-off rule: next to another attribute, cost words ("pay more for") say what the
+        # user would give up, not what the question is about.
+        hits = {t: w - raw[t][1] if t.attribute in numeric and t.kind == "visible" else w for t, w in hits.items()}
+        hits = {t: w for t, w in hits.items() if w >= THRESHOLD}
+    best = min(hits, key=lambda t: (-hits[t], _KIND_RANK[t.kind], t.level or 0, t.attribute))
+    return None if best.kind == "absent" else best
+
+
+# -- matcher registry --------------------------------------------------------------------------
+Matcher = Callable[[Scenario, str], "Target | None"]
+
+
+def _semantic() -> Matcher:
+    from .semantic import SemanticMatcher
+
+    return SemanticMatcher()
+
+
+MATCHERS: dict[str, Callable[[], Matcher]] = {"lexical": lambda: match_question}
+
+
+def resolve_matcher(matcher: str | Matcher) -> Matcher:
+    """A matcher from its registered name, or a callable ``(scenario, question) -> Target | None``."""
+    if callable(matcher):
+        return matcher
+    if isinstance(matcher, str) and matcher in MATCHERS:
+        return MATCHERS[matcher]()
+    raise ValueError(f"matcher must be one of {tuple(MATCHERS)} or a callable, got {matcher!r}")

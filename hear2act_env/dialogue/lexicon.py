@@ -1,0 +1,143 @@
+"""Shared English vocabulary for question routing: stop words, weak words, concept families.
+
+Nothing here names a domain or an attribute. The matcher (:mod:`.matching`)
+combines these with each scenario's own attribute text:
+
+- ``STOP``: function words. They never make a question targeted; they only
+  count inside a multi-word phrase ("time of day").
+- ``WEAK``: content words that are everyday talk as much as attribute talk
+  ("long", "time", "plan", "work", "free"). A weak word alone never targets an
+  attribute ("How long do you plan to keep it?" is general); it adds to a
+  match made by another word.
+- ``FAMILIES``: synonym families of concepts shared across consumer domains
+  (cancellation and commitment, turnaround speed, accessibility, language,
+  noise, ...). An attribute whose own words (name, label, keywords, values)
+  contain a member of a family is also reached by the family's other members,
+  so "Can you get out of it anytime?" reaches a ``contract`` attribute whose
+  keywords only say "contract" and "cancel". Families are written once, as
+  plain English, and apply to every domain (and to custom scenarios).
+- ``COST``: the price concept. A question that names cost *and* another
+  attribute ("Would you pay more for a nonstop flight?") is about the other
+  attribute (the trade-off rule in :mod:`.matching`).
+"""
+
+from __future__ import annotations
+
+STOP = frozenset(
+    """
+    a about above after again against all am an and any anything are as at be been before being below
+    between both but by can could did do does doing done during each either else ever for from had has have
+    having he her here hers him his how i if in into is it its itself just let like me mine more most my
+    myself no nor not of off on once or other our ours out over own per please rather really same she
+    should so some something than that the their them then there these they this those through to too
+    under until up us very was we were what whatever when where whether which while who whom why will
+    with would you your yours yourself yourselves ok okay okay fine sure thing things kind sort lot lots
+    im ive id youd youre youll youve dont doesnt isnt arent wont cant wouldnt shouldnt theres thats whats
+    also maybe much many way bit little quite still even yet already
+    """.split()
+)
+
+WEAK = frozenset(
+    """
+    long short time times day days week weeks weekly month months monthly year years yearly annual hour hours
+    minute minutes early late often big small large size good better best great
+    high higher low lower free extra plan plans keep use using used work working home people person
+    family need needs want wants get getting go going make take full every only one two three four first
+    last new old open set start end help able option options service services include includes included
+    available matter matters important care prefer preference okay fine deal sure look looking find
+    right left top side level amount number enough most least part whole main basic standard regular
+    simple total overall kind type style way place around near far away back ahead next before
+    pay paid spend cost price money fee fees charge cheap expensive budget afford save saving
+    feel think know like love hate mind worry worried bother comfortable happy sit stay live come
+    thing something anyone someone everyone everything support included included features feature
+    person mostly usually typical typically day-to-day per each certain specific particular
+    """.split()
+)
+
+# The price/cost concept (stems are compared after stemming; any inflection counts).
+# Words whose Porter2 stem would merge them with an unrelated word ("connectivity" and
+# "connecting" both become "connect"; "fitness" becomes "fit"): matched whole instead.
+PROTECTED = frozenset({"connectivity", "fitness", "mobility", "mobile", "organic", "organization"})
+
+# Comparatives and superlatives Porter2 keeps whole ("longer", "cheapest"), mapped to their base word.
+COMPARATIVES = {
+    "longer": "long", "longest": "long", "shorter": "short", "shortest": "short", "bigger": "big",
+    "biggest": "big", "smaller": "small", "smallest": "small", "faster": "fast", "fastest": "fast",
+    "slower": "slow", "slowest": "slow", "quicker": "quick", "quickest": "quick", "sooner": "soon",
+    "later": "late", "latest": "late", "earlier": "early", "earliest": "early", "closer": "close",
+    "closest": "close", "nearer": "near", "nearest": "near", "farther": "far", "further": "far",
+    "quieter": "quiet", "quietest": "quiet", "louder": "loud", "larger": "large", "largest": "large",
+    "newer": "new", "newest": "new", "older": "old", "oldest": "old", "higher": "high", "highest": "high",
+    "lower": "low", "lowest": "low", "cheaper": "cheap", "cheapest": "cheap", "safer": "safe",
+    "safest": "safe", "lighter": "light", "lightest": "light", "heavier": "heavy", "thinner": "thin",
+    "thicker": "thick", "softer": "soft", "firmer": "firm", "warmer": "warm", "cooler": "cool",
+    "stronger": "strong", "weaker": "weak", "fewer": "few", "wider": "wide", "brighter": "bright",
+}
+
+# Phrases about the person, not an option, removed from a question before matching.
+# "How long do you plan to keep it?": a how-question about the user's own habits or plans (its
+# verb is not one of wanting or tolerating). "How do you spend your day?": spending time, not money.
+USER_FRAMES = (
+    r"\bspend(?:s|ing)?\b(?=(?: \w+){0,3} (?:day|days|time|hours|week|weeks|weekends|evenings|mornings|life)\b)",
+)
+USER_FRAME = (
+    r"\bhow (?:long|often|much time|many hours|many years|many times|active|far along)\b"
+    r"(?= (?:do|did|does|have|has|had|will|would|are|were|is|was|can|could)\s+(?:you|your|they|we|he|she|it)\b"
+    r"(?!\s+(?:want|need|prefer|like|mind|accept|expect|care|willing|comfortable|okay|ok|fine|open|happy|"
+    r"able|hoping|hope|wish|tolerate|handle|put up|stand|afford)))"
+)
+
+COST = frozenset(
+    """
+    price prices pricing cost costs costly pay paying paid payment spend spending spent expensive cheap cheaper
+    cheapest afford affordable budget money dollar dollars fee fees charge charges premium rate rates
+    bucks save saving savings splurge pricier pricey extra
+    """.split()
+)
+
+FAMILIES: tuple[frozenset[str], ...] = tuple(
+    frozenset(family.split())
+    for family in (
+        "cancel cancellation cancelling canceling refund refundable nonrefundable non-refundable reschedule rebook",
+        ("contract contracts commitment commit committed locked lock-in tied obligation cancel anytime month- "
+         "to-month minimum term terms sign-up binding flexible flexibility"),
+        "warranty warranties guarantee guaranteed guarantees breakage coverage protection protected",
+        ("quick quickly fast faster speed speedy turnaround rush rushed soon sooner asap same-day ready wait "
+         "waiting slow slower delay delays"),
+        "schedule scheduling availability available slot slots appointment appointments opening openings",
+        ("hours evening evenings weekend weekends saturday saturdays sunday night nights morning mornings "
+         "after-hours weekday weekdays daytime overnight late early"),
+        ("location located where near nearby close closer distance far commute drive driving walk walkable "
+         "walking neighborhood area town downtown city parking"),
+        ("accessible accessibility wheelchair step-free stairs stair steps elevator mobility disability "
+         "disabled walker cane ramp"),
+        ("language languages speak speaks speaking spoken bilingual spanish english mandarin interpreter "
+         "interpreters translation translate"),
+        "noise noisy quiet quieter loud louder silent decibel",
+        "private privacy confidential confidentiality discreet discretion anonymous incognito secret nda",
+        "pet pets dog dogs cat cats animal animals",
+        "kid kids child children toddler toddlers baby babies infant infants",
+        "insurance insurer insured in-network network networks copay copays covered",
+        ("certified certification certifications credential credentials licensed license licensing qualified "
+         "qualification qualifications accredited accreditation degree"),
+        "experience experienced years seasoned veteran expertise expert",
+        "online offline internet wifi wi-fi signal connection connectivity stream streaming download downloads",
+        "delivery deliver delivered deliveries shipping ship ships shipment shipments arrive",
+        "install installation installed installer setup set-up self-install diy",
+        "battery batteries charge charging recharge",
+        "screen screens display",
+        "size capacity guests seats holds room space",
+        "meal meals food snacks lunch dinner breakfast",
+        "diet dietary vegan vegetarian gluten-free gluten keto allergy allergies",
+        "support help customer-service helpdesk phone chat contact reach responsive responsiveness reply replies",
+        "organic natural chemical chemicals non-toxic eco eco-friendly green sustainable",
+        "camera cameras photo photos video videos",
+        "class classes group groups lesson lessons session sessions",
+        "live in-person person face-to-face video remote virtual zoom",
+        "water waterproof water-resistant swim swimming rain",
+        "alert alerts notification notifications notice reminder reminders text heads-up",
+        "loaner shuttle ride rental transportation",
+        "finance financing installments installment loan loans monthly-payments",
+        "review reviews rating ratings rated stars reputation",
+    )
+)

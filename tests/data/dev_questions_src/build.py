@@ -1,0 +1,61 @@
+"""Regenerate ``tests/data/dev_questions.jsonl`` from the domain-level questions in this folder.
+
+Each ``dev_*.txt`` line is ``attribute: S:question | S:question`` under a ``# domain-slug`` header
+(S: D direct, P preference, T trade-off, R paraphrase). A question is expanded over the domain's
+scenarios: every scenario whose need is on that attribute (expect ``L1``/``L2``/``L3``), up to two
+where the attribute is not a need (``other``), three per general question (``general``).
+Run after the bank is regenerated: ``python tests/data/dev_questions_src/build.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from hear2act_env import load_scenarios
+from hear2act_env.scenarios.content import slugify
+
+HERE = Path(__file__).parent
+STYLE = {"D": "direct", "P": "preference", "T": "trade-off", "R": "paraphrase"}
+
+
+def expand(by_domain: dict, slug: str, attr: str, i: int, style: str, q: str) -> list[dict]:
+    scen = by_domain[slug]
+    if attr == "general":
+        k = (i * 3) % len(scen)
+        picks = [scen[(k + j) % len(scen)] for j in range(3)]
+        return [dict(scenario_id=s.id, question=q, expect="general", attribute=None, style=style) for s in picks]
+    rows = [dict(scenario_id=s.id, question=q, expect=f"L{n.level}", attribute=attr, style=style)
+            for s in scen for n in s.needs if n.attribute == attr]
+    has = [s for s in scen if attr in {a.name for a in s.attributes}]
+    others = [s for s in has if all(n.attribute != attr for n in s.needs)]
+    absent = [s for s in scen if s not in has]
+    picks = others[i::3][:2] or (absent[i : i + 1] if absent else [])
+    rows += [dict(scenario_id=s.id, question=q, expect="other", attribute=attr, style=style) for s in picks]
+    return rows
+
+
+def main() -> None:
+    by_domain = defaultdict(list)
+    for s in load_scenarios():
+        by_domain[slugify(s.domain)].append(s)
+    rows: list[dict] = []
+    for path in sorted(HERE.glob("dev_*.txt")):
+        slug = ""
+        for line in path.read_text().splitlines():
+            if line.startswith("# "):
+                slug = line[2:].strip()
+            elif line.strip():
+                attr, rest = line.split(":", 1)
+                for i, item in enumerate(rest.split(" | ")):
+                    code, question = item.strip().split(":", 1)
+                    rows += expand(by_domain, slug, attr, i, STYLE[code], question.strip())
+    rows.sort(key=lambda r: (r["scenario_id"], r["expect"], r["question"]))
+    out = HERE.parent / "dev_questions.jsonl"
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(f"{len(rows)} rows -> {out}")
+
+
+if __name__ == "__main__":
+    main()
