@@ -248,9 +248,20 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     - ``perceiver``: a :class:`~hear2act_env.speech.perceiver.Perceiver` for
       ``"T+S_hat"`` (default: the CPU feature perceiver enrolled on the voice);
       ``affect``: an affect classifier for ``"T+affect"`` (default: the rule).
+    - ``matcher``: how ASK questions are routed to attributes: ``"lexical"``
+      (default; deterministic, dependency-free) or a callable
+      ``(scenario, question) -> Target | None``
+      (:mod:`hear2act_env.dialogue.matching`).
 
     ## Version History
-    - v0: initial release (scenario bank v1, delivery model v2).
+    - v0: initial release (scenario bank v1, delivery model v2). Revised in
+      place before release (issue 7, paper fidelity): Explicit L2 is stated
+      directly (no assent); the safe option names only its own drawback; a
+      general question on an L1-violating option returns L1's hint (G.6);
+      requests may carry categorical requirements (76 of 480) and never state
+      a hidden need; the opening may miss only L1; prices and ratings follow
+      a premium model; roles are computed once per scenario; scenario JSON is
+      strictly typed. The bank was regenerated.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}

@@ -265,3 +265,26 @@ def test_env_takes_a_matcher():
     assert calls == ["Anything else?"] and info["question"]["level"] == 3 and 3 in info["disclosed"]
     with pytest.raises(ValueError, match="matcher"):
         gym.make("Hear2Act-Explicit-v0", matcher="nope")
+
+
+# -- the held-out set (never tuned on) -----------------------------------------------------------
+HELDOUT = DATA / "heldout_questions.jsonl"
+
+
+@pytest.mark.skipif(not HELDOUT.exists(), reason="held-out set not present")
+def test_heldout_floor(bank):
+    acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
+    rate = {k: right / total for k, (right, total) in acc.items()}
+    # Measured once, at the end (old matcher in brackets): need 0.878 [0.837] (direct 1.000,
+    # preference 0.875, trade-off 0.917, paraphrase 0.722), general 0.833 [0.875], other 1.000 [0.990].
+    assert rate[("all", "need")] >= 0.87, acc
+    assert rate[("all", "other")] >= 0.98, acc
+    assert rate[("all", "general")] >= 0.82, acc
+
+
+@pytest.mark.skipif(not HELDOUT.exists(), reason="held-out set not present")
+@pytest.mark.xfail(strict=True, reason="issue 7 targets not met yet: need 0.878 < 0.95, general 0.833 < 0.95")
+def test_heldout_meets_issue_targets(bank):
+    acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
+    rate = {k: right / total for k, (right, total) in acc.items()}
+    assert rate[("all", "need")] >= 0.95 and rate[("all", "general")] >= 0.95 and rate[("all", "other")] >= 0.98

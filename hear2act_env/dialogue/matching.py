@@ -27,8 +27,8 @@ it. The default matcher is deterministic, dependency-free and fast:
 Tables are compiled once per scenario object (:func:`table_for`) and reused
 for every question; a question's words are stemmed through an LRU cache.
 ``MATCHERS`` maps a matcher name (the env's ``matcher=`` argument) to its
-factory: ``"lexical"`` (this module, the default) and ``"semantic"``
-(:mod:`.semantic`, a sentence encoder; ``pip install "hear2act[semantic]"``).
+factory: ``"lexical"`` (this module, the default). A sentence-encoder matcher
+would register here under ``"semantic"`` (not written yet).
 """
 
 from __future__ import annotations
@@ -328,12 +328,6 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
 
 # -- matcher registry --------------------------------------------------------------------------
 Matcher = Callable[[Scenario, str], "Target | None"]
-
-
-def _semantic() -> Matcher:
-    from .semantic import SemanticMatcher
-
-    return SemanticMatcher()
 
 
 MATCHERS: dict[str, Callable[[], Matcher]] = {"lexical": lambda: match_question}
