@@ -226,6 +226,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``premature_closure``, ``full_disclosure``, ``n_disclosed``,
     ``accept_rate``, ``fullfit_rate`` (over agent recommendation turns;
     ``None`` when there were none), ``recommendations``, ``action_counts``.
+    ``state`` and ``delivery`` are diagnostics (the hidden ground truth, for
+    evaluation): they are in ``info`` under every access condition, and
+    nothing that builds a policy's input (agents, prompt builders, wrappers)
+    reads them.
 
     ## Arguments
     ``gymnasium.make("Hear2Act-Prosody-v0", access="T",
