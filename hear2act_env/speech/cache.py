@@ -97,7 +97,7 @@ class AudioCache:
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
-        self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memory: OrderedDict[tuple[str, str, int], np.ndarray] = OrderedDict()
         self._warned = False
 
     def key(self, text: str, label: str, seed: int) -> str:
@@ -108,13 +108,16 @@ class AudioCache:
         return self.root / key[:2] / f"{key}.h2a"
 
     def get(self, text: str, label: str, seed: int) -> np.ndarray:
-        """The 16 kHz waveform for this utterance (rendered on a miss)."""
-        key = self.key(text, label, seed)
-        wave = self._memory.get(key)
+        """The 16 kHz waveform for this utterance (rendered on a miss); a read-only array."""
+        # The memory tier is keyed by the utterance itself (renderer and voice are fixed per
+        # cache), so a warm hit costs one dict lookup, not a sha256.
+        utterance = (text, label, seed)
+        wave = self._memory.get(utterance)
         if wave is not None:
-            self._memory.move_to_end(key)
+            self._memory.move_to_end(utterance)
             self.stats.hits += 1
             return wave
+        key = self.key(text, label, seed)
         path = self.path(key)
         wave = None
         try:
@@ -132,7 +135,7 @@ class AudioCache:
         else:
             self.stats.hits += 1
         wave.setflags(write=False)
-        self._memory[key] = wave
+        self._memory[utterance] = wave
         if len(self._memory) > self.memory_items:
             self._memory.popitem(last=False)
         return wave
