@@ -231,7 +231,12 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
     planned = shard(grid.expand(), *shard_spec)
     per_scenario, bank = _bank_hashes(grid)
     with _exclusive(path):
-        done = {row["rollout_id"] for row in read_rollouts(path, repair=True)}
+        existing = read_rollouts(path, repair=True)
+        other = sorted({row["bank_hash"] for row in existing} - {bank})
+        if other:
+            raise RunDirError(f"{path}: rollouts there were played on another scenario bank ({', '.join(other)}; "
+                              f"now {bank}); resuming would mix banks. Use a new --out directory")
+        done = {row["rollout_id"] for row in existing}
         todo = [r for r in planned if r.rollout_id not in done]
         bar = Progress(len(planned), len(planned) - len(todo), progress)
         writer = DurableWriter(path)
