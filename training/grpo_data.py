@@ -87,7 +87,9 @@ def fork_env(env: Hear2ActEnv) -> Hear2ActEnv:
 def replay(state: DialogueState, env: Hear2ActEnv | None = None) -> tuple[Hear2ActEnv, dict[str, Any]]:
     """Reset ``env`` (default: a cached text env of the state's realization) and re-step the history.
 
-    Returns the env, positioned at the state, and its observation there. Raises
+    Returns the env, positioned at the state, and its observation there. The
+    default env is shared: the next ``replay`` resets it, so :func:`fork_env` it
+    to keep a state. Raises
     ``ValueError`` naming the step if the history ends the episode early.
     """
     env = env if env is not None else _scoring_env(state.realization)
