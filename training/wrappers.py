@@ -161,6 +161,8 @@ class DiscreteDialogue(gym.Wrapper, gym.utils.RecordConstructorArgs):
             variant = int(self._pool_rng.integers(self.episode_pool))
             obs, info = self.env.reset(seed=index * 1009 + variant,
                                        options={**(options or {}), "scenario_id": self._scenario_ids[index]})
+            if seed is not None:  # the env's own generator is unused in pool mode; keep reset(seed) semantics
+                self.env.unwrapped.np_random, _ = gym.utils.seeding.np_random(seed)
         else:
             obs, info = self.env.reset(seed=seed, options=options)
         self._asked = {}
