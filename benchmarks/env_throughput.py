@@ -13,7 +13,14 @@
    the median over rounds is printed. Absolute microseconds are shown for
    orientation only: on a shared machine they drift, the ratios much less.
 
-Targets (issue 8): text step <= 2.5x FrozenLake's step, reset <= 3x.
+4. With the speech extra installed: the state-aware rule agent's episodes on
+   the first ``--audio-scenarios`` Prosody scenarios under access ``A+T``
+   (audio rendered once into ``$HEAR2ACT_CACHE``, then served from the memory
+   cache) against the same episodes under ``T+S``, interleaved: the warm-cache
+   audio step as a multiple of the text step.
+
+Targets (issue 8): text step <= 2.5x FrozenLake's step, reset <= 3x; a
+warm-cache audio step <= 2x a text step.
 ``--profile`` prints the top functions of a cProfile run of the replay.
 """
 
@@ -113,6 +120,25 @@ def measure(access: str, episodes: list[Episode], rounds: int) -> dict[str, floa
             "step_ratio": med(step_ratio), "reset_ratio": med(reset_ratio)}
 
 
+def audio_ratio(episodes: list[Episode], n_scenarios: int, rounds: int) -> tuple[float, float, int]:
+    """(median warm A+T step / T+S step, median A+T step in us, steps) over the first scenarios' episodes."""
+    env_id = "Hear2Act-Prosody-v0"
+    chosen = [e for e in episodes if e[0] == env_id][:n_scenarios]
+    text = {env_id: gym.make(env_id, access="T+S", disable_env_checker=True).unwrapped}
+    audio_env = gym.make(env_id, access="A+T", disable_env_checker=True).unwrapped
+    audio = {env_id: audio_env}
+    replay(audio, chosen)  # renders what is missing from the disk cache, then fills the memory tier
+    audio_env.speech.cache.memory_items = max(audio_env.speech.cache.memory_items, 4 * len(chosen) * 20)
+    replay(audio, chosen)
+    ratios, audio_us = [], []
+    for _ in range(rounds):
+        s, n, _, _ = replay(text, chosen)
+        a, m, _, _ = replay(audio, chosen)
+        ratios.append((a / m) / (s / n))
+        audio_us.append(1e6 * a / m)
+    return statistics.median(ratios), statistics.median(audio_us), m
+
+
 def profile(run: Callable[[], Any], top: int = 25) -> None:
     import cProfile
     import pstats
@@ -126,6 +152,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds; medians are reported")
     parser.add_argument("--profile", action="store_true", help="cProfile one replay of each condition")
+    parser.add_argument("--audio-scenarios", type=int, default=20,
+                        help="scenarios for the warm-cache audio step (0 skips it; needs the speech extra)")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -138,6 +166,7 @@ def main() -> None:
     print(f"load + validate 480 scenarios (uncached): {time.perf_counter() - t:.3f} s")
     print(f"{'agent':<16}{'access':<7}{'episodes':>9}{'steps':>7}{'step us':>9}{'FL step':>9}{'ratio':>7}"
           f"{'reset us':>10}{'FL reset':>10}{'ratio':>7}")
+    audio_episodes: list[Episode] = []
     for agent, access in CONDITIONS:
         episodes = record(agent, access)
         if args.profile:
@@ -146,7 +175,18 @@ def main() -> None:
         r = measure(access, episodes, args.rounds)
         print(f"{agent:<16}{access:<7}{r['episodes']:>9}{r['steps']:>7}{r['step_us']:>9.1f}{r['fl_step_us']:>9.1f}"
               f"{r['step_ratio']:>6.2f}x{r['reset_us']:>10.1f}{r['fl_reset_us']:>10.1f}{r['reset_ratio']:>6.2f}x")
+        if access == "T+S" and args.audio_scenarios > 0:
+            audio_episodes = episodes
     print("targets: step <= 2.50x FrozenLake-v1, reset <= 3.00x (medians over interleaved rounds)")
+    if args.audio_scenarios > 0:
+        import importlib.util
+
+        if importlib.util.find_spec("hibari") is None:
+            print("warm-cache audio step: skipped (speech extra not installed)")
+            return
+        ratio, us, steps = audio_ratio(audio_episodes, args.audio_scenarios, args.rounds)
+        print(f"warm-cache audio step (A+T, {steps} steps): {us:.1f} us = {ratio:.2f}x the T+S text step "
+              "(target <= 2.00x)")
 
 
 if __name__ == "__main__":
