@@ -310,3 +310,22 @@ def test_transcript_shows_non_charset_characters_as_question_marks():
     last_assistant = obs["transcript"].splitlines()[-2]
     assert last_assistant == "Assistant: [ACTION: CLARIFY] ? ? ? ok done"
     assert env.observation_space.contains(obs)
+
+
+class _Tone:
+    name, version, sample_rate, voices = "tone", "1", 16_000, ("low", "high")
+
+    def render(self, text, label, voice, seed):
+        import numpy as np
+
+        return np.zeros(1600, dtype=np.float32)
+
+
+def test_voice_is_checked_against_the_renderer_at_make():
+    with pytest.raises(ValueError, match=r"unknown voice 'alto'.*\('low', 'high'\)"):
+        gym.make("Hear2Act-Prosody-v0", access="A+T", renderer=_Tone(), voice="alto")
+    with pytest.raises(ValueError, match="unknown voice"):  # checked even under text access for an object
+        gym.make("Hear2Act-Prosody-v0", renderer=_Tone(), voice="alto")
+    env = gym.make("Hear2Act-Prosody-v0", access="A+T", renderer=_Tone(), voice="high", disable_env_checker=True)
+    obs, _ = env.reset(seed=0)
+    assert obs["audio"].shape == (1600,) and not obs["audio"].flags.writeable
