@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+from pathlib import Path
 
 from hear2act_env import ENV_IDS, load_scenarios
 from hear2act_env.cli import positive_int, seed_int
@@ -37,9 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_model_arguments(r)
     r.set_defaults(func=_rollout)
 
-    d = subparsers.add_parser("demo", help="quick evaluation of the baseline agents on CPU")
-    d.add_argument("--n", type=positive_int, default=None, help="first N scenarios (default: all 480)")
-    d.add_argument("--seed", type=seed_int, default=0)
+    d = subparsers.add_parser(
+        "demo", help="the quick grid (built-in agents, CPU conditions) end to end, then its report",
+        description="Runs eval/grids/quick.toml into --out (resumable) and writes report.md and report.html there.")
+    d.add_argument("--out", type=Path, default=Path("runs/demo"), help="run directory (default runs/demo)")
+    d.add_argument("--n", type=positive_int, default=None, help="cut every scenario subset to its first N")
+    d.add_argument("--seed", type=seed_int, default=0, help="run seed (default 0)")
+    d.add_argument("--text-only", action="store_true", help="leave out the spoken block (no speech extra needed)")
+    d.add_argument("--no-report", action="store_true", help="run the grid only")
     d.set_defaults(func=_demo)
 
 
@@ -76,21 +81,6 @@ def _rollout(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .rollout import run_condition
+    from .demo import run_demo
 
-    t0 = time.perf_counter()
-    summaries, episodes = {}, 0
-    n = len(_ids(args.n) or load_scenarios())
-    bar = progress(range(len(DEMO) * len(ENV_IDS) * n), "demo")
-    for agent, access in DEMO:
-        for env_id in ENV_IDS:
-            rows = []
-            for row in run_condition(env_id, agent, access, scenario_ids=_ids(args.n), seed=args.seed):
-                rows.append(row)
-                next(bar, None)
-            episodes += len(rows)
-            summaries[f"{agent:<15} {access:<4} {env_id.split('-')[1]}"] = summarize(rows)
-    bar.close()
-    print(format_table(summaries, COLUMNS))
-    print(f"\n{episodes} episodes in {time.perf_counter() - t0:.1f}s")
-    return 0
+    return run_demo(args.out, n=args.n, seed=args.seed, text_only=args.text_only, report=not args.no_report)

@@ -195,10 +195,22 @@ def _prepare_dir(grid: Grid, out: Path) -> None:
     os.replace(tmp, saved)
 
 
-def _env_kwargs(cell: Cell) -> dict[str, Any]:
+def _env_kwargs(cell: Cell, perceivers: dict[str, Any]) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     if cell.renderer_spec:
         kwargs["renderer"] = cell.renderer_spec
+    if cell.access in ("T+S_hat", "T+affect"):
+        # One enrolled perceiver per renderer, shared by every env (the engine keeps one env per episode in
+        # flight, and each would otherwise enroll its own: same baseline, many renders). The default affect
+        # rule reads the same baseline.
+        spec = cell.renderer_spec or "hibari"
+        if spec not in perceivers:
+            from hear2act_env.speech.perceiver import FeaturePerceiver
+            from hear2act_env.speech.renderers import make_renderer
+
+            perceivers[spec] = FeaturePerceiver()
+            perceivers[spec].enroll(make_renderer(spec), None)
+        kwargs["perceiver"] = perceivers[spec]
     if cell.affect and cell.affect != "rule":
         from hear2act_env.registry import resolve
 
@@ -241,11 +253,12 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
         bar = Progress(len(planned), len(planned) - len(todo), progress)
         writer = DurableWriter(path)
         failed = 0
+        perceivers: dict[str, Any] = {}
         try:
             # One policy and one engine call per (agent, access): the engine batches across cells and
             # scenarios and reuses an env per configuration for the episodes that follow.
             for cell0, rollouts in _by_policy(todo):
-                env_kwargs = {c: _env_kwargs(c) for c in {r.cell for r in rollouts}}
+                env_kwargs = {c: _env_kwargs(c, perceivers) for c in {r.cell for r in rollouts}}
                 by_key = {r.rollout_id: r for r in rollouts}
                 specs = [EpisodeSpec(r.cell.env_id, r.scenario_id, r.seed, r.cell.access, r.cell.intervention,
                                      env_kwargs[r.cell], key=r.rollout_id) for r in rollouts]

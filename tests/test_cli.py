@@ -21,12 +21,14 @@ def test_rollout_prints_episodes_and_summary(capsys):
     assert "oracle Hear2Act-Explicit-v0 T" in out and "100.0" in out
 
 
-def test_demo_on_a_few_scenarios(capsys):
-    assert main(["demo", "--n", "4"]) == 0
+def test_demo_on_a_few_scenarios(capsys, tmp_path):
+    assert main(["demo", "--n", "2", "--text-only", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for agent in ("random", "confirm", "transcript-rule", "state-rule", "oracle"):
         assert agent in out
-    assert "40 episodes" in out
+    # text: 5 agents x (T, T+S) x 2 realizations x 2 scenarios; label fidelity: 3 corrupted tags x 2 x 2 repeats
+    assert "52 rollouts (52 run now" in out
+    assert (tmp_path / "report.html").exists() and (tmp_path / "report.md").exists()
 
 
 def test_scenarios_show_and_list(capsys):

@@ -110,7 +110,8 @@ def spoken_tables(rows: Sequence[Mapping[str, Any]]) -> list[Table]:
                                                              agent=a, condition=cond, metric=m)))
                 rs = [r for k in keys if k[3] == cond for r in cells[k]]
                 values += [_v(rs, m) for m in HEADLINE]
-                values += [Value(paper_value(number, agent="Average", condition=cond, metric=m)) for m in HEADLINE]
+                values += [Value(None, paper_value(number, agent="Average", condition=cond, metric=m))
+                           for m in HEADLINE]
                 t.rows.append((cond, values))
             tables.append(t)
     return tables
@@ -139,7 +140,7 @@ def text_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
                     rs = [x for k, v in cells.items() if k[1:4] == (a, r, c) for x in v]
                     values.append(_v(rs, m, paper_value("5", realization=r, agent=a, condition=c, metric=m)))
         t.rows.append((a, values))
-    t.rows.append(("Paper: five-model mean", [Value(paper_value("5", realization=r, agent="mean", condition=c,
+    t.rows.append(("Paper: five-model mean", [Value(None, paper_value("5", realization=r, agent="mean", condition=c,
                                                                 metric=m))
                                               for r in realizations for m in HEADLINE for c in conditions]))
     return t
@@ -203,7 +204,7 @@ def behaviour_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
     for cond in ("T", "T+S"):  # the paper's reference rows (its five text LLMs), not a cell of this run
         t.rows.append(("Paper: five-model mean", [Value(None, text=REALIZATION_NAMES["prosody"]),
                                                   Value(None, text=cond)]
-                       + [Value(paper_value("5.3", realization="prosody", condition=cond, metric=m))
+                       + [Value(None, paper_value("5.3", realization="prosody", condition=cond, metric=m))
                           for m in metrics]))
     return t
 
