@@ -48,7 +48,7 @@ OMNI_TYPES = frozenset({"qwen2_5_omni", "qwen2_5_omni_thinker"})
 class Hear2ActArgs:
     """Arguments of the Hear2Act side of the run (the rest are GRPOConfig's)."""
 
-    model: str = field(metadata={"help": "checkpoint directory (Qwen2.5-Omni, its thinker, or a text causal LM)"})
+    model: str = field(default="", metadata={"help": "checkpoint directory (Qwen2.5-Omni, its thinker, or a text LM)"})
     access: str = field(default="A+T", metadata={"help": f"access condition, one of {ACCESS}"})
     realization: str = field(default="prosody", metadata={"help": "prosody or explicit"})
     n_scenarios: int = field(default=48, metadata={"help": "bundled scenarios the states come from (1-480)"})
@@ -84,6 +84,42 @@ def parse_weights(names: list[str], overrides: str) -> list[float]:
     return [weights[n] for n in names]
 
 
+def load_config(path: str) -> dict[str, Any]:
+    """Flags from a YAML file (``key: value``, keys as the flags without dashes)."""
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"--config {path}: expected a mapping of flag: value, got {type(data).__name__}")
+    return data
+
+
+def _accumulation(argv: list[str], defaults: dict[str, Any]) -> dict[str, Any]:
+    """``gradient_accumulation_steps`` = global batch / (per-device batch x processes), unless given explicitly.
+
+    Decided before GRPOConfig is built, since its checks (the generation batch
+    must hold whole groups of K) depend on it. Processes: ``$WORLD_SIZE``, as
+    set by accelerate / torchrun.
+    """
+    import argparse
+    import os
+
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--global_batch", "--global-batch", type=int, default=defaults.get("global_batch", 32))
+    pre.add_argument("--per_device_train_batch_size", "--per-device-train-batch-size", type=int,
+                     default=defaults["per_device_train_batch_size"])
+    pre.add_argument("--gradient_accumulation_steps", "--gradient-accumulation-steps", type=int,
+                     default=defaults.get("gradient_accumulation_steps"))
+    known, _ = pre.parse_known_args(argv)
+    if not known.global_batch or known.gradient_accumulation_steps is not None:
+        return {}
+    per_step = known.per_device_train_batch_size * int(os.environ.get("WORLD_SIZE", "1"))
+    if known.global_batch % per_step:
+        raise ValueError(f"--global_batch {known.global_batch} is not a multiple of per_device_train_batch_size x "
+                         f"processes = {per_step}")
+    return {"gradient_accumulation_steps": known.global_batch // per_step}
+
+
 def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     try:
         import torch
@@ -92,16 +128,25 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     except ImportError as exc:
         raise ImportError(f"GRPO training needs torch, transformers and trl: {_INSTALL}") from exc
     parser = HfArgumentParser((Hear2ActArgs, GRPOConfig))
-    parser.set_defaults(**CESAR_DEFAULTS, bf16=torch.cuda.is_available(), use_cpu=not torch.cuda.is_available())
+    defaults: dict[str, Any] = {**CESAR_DEFAULTS, "bf16": torch.cuda.is_available(),
+                                "use_cpu": not torch.cuda.is_available()}
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--config" in argv:  # a YAML file of flags (either dataclass); flags on the command line win
+        i = argv.index("--config")
+        if i + 1 >= len(argv):
+            raise ValueError("--config needs a YAML file")
+        defaults.update(load_config(argv[i + 1]))
+        del argv[i:i + 2]
+    defaults.update(_accumulation(argv, defaults))
+    parser.set_defaults(**defaults)
     args, config = parser.parse_args_into_dataclasses(args=argv)
+    if not args.model:
+        raise ValueError("--model is required (a checkpoint directory)")
     if args.access not in ACCESS:
         raise ValueError(f"--access must be one of {ACCESS}, got {args.access!r}")
-    if args.global_batch:
-        per_step = config.per_device_train_batch_size * max(1, config.world_size)
-        if args.global_batch % per_step:
-            raise ValueError(f"--global_batch {args.global_batch} is not a multiple of per_device_train_batch_size "
-                             f"x processes = {per_step}")
-        config.gradient_accumulation_steps = args.global_batch // per_step
+    if config.use_vllm and args.access in AUDIO_ACCESS:
+        raise ValueError(f"--use_vllm: TRL's vLLM path carries images only, not audio; access {args.access} "
+                         "generates with transformers (drop --use_vllm or train a text access)")
     names = [n.strip() for n in args.rewards.split(",") if n.strip()]
     unknown = [n for n in names if n not in REWARDS]
     if unknown or not names:
