@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from hear2act_env.dialogue import realizer as rz
 from hear2act_env.dialogue.actions import parse_action
@@ -80,6 +81,7 @@ _STOP = frozenset(w for raw in """
     go going here these those than then wants""".split() for w in normalize(raw))
 
 
+@lru_cache(maxsize=65_536)
 def _content(text: str) -> frozenset[str]:
     """Stemmed content words of a text (numbers dropped)."""
     return frozenset(w for w in normalize(text) if w not in _STOP and not w[0].isdigit())
@@ -110,6 +112,7 @@ def _pool(name: str) -> tuple[str, ...]:
     return tuple(p for p in getattr(rz, name, ()) if isinstance(p, str))
 
 
+@lru_cache(maxsize=65_536)
 def split_opener(words: str) -> tuple[str, str]:
     """(category, statement) of one user turn, from the realizer's public phrase pools."""
     words = words.strip()
@@ -140,6 +143,7 @@ class Options:
     values: dict[int, tuple[str, ...]]  # option number -> its values in column order
 
     @classmethod
+    @lru_cache(maxsize=1024)  # one options text per episode, read every step (the result is never mutated)
     def parse(cls, text: str) -> Options:
         names, values = {}, {}
         for line in text.splitlines():
@@ -235,7 +239,7 @@ def read(options_text: str, transcript: str, asked_columns: dict[int, int] | Non
     fit = {n: n not in flagged for n in opts.numbers}
     domain = _content(lines[0]) if lines else frozenset()
     for st in statements.values():
-        for n, ok in fits_statement(opts, st, domain).items():
+        for n, ok in _fits(options_text, st.text, st.column, frozenset(st.against), domain):
             fit[n] = fit[n] and ok
     return Reading(opts, current, tried, flagged, covered, list(statements.values()), category, last_action,
                    hint_heard, turn, fit)
@@ -254,6 +258,14 @@ def _numeric_column(opts: Options, st: Statement) -> int | None:
             if all(b > x for b in bad) or all(b < x for b in bad):
                 return j
     return None
+
+
+@lru_cache(maxsize=65_536)
+def _fits(options_text: str, text: str, column: int | None, against: frozenset[int],
+          domain: frozenset[str]) -> tuple[tuple[int, bool], ...]:
+    """:func:`fits_statement` on hashable inputs, memoised: the same evidence is re-read every step."""
+    st = Statement(text, set(against), column)
+    return tuple(fits_statement(Options.parse(options_text), st, domain).items())
 
 
 def statement_column(opts: Options, st: Statement, domain: frozenset[str] = frozenset()) -> int | None:
