@@ -59,6 +59,13 @@ class PolicyOutput:
 
 @runtime_checkable
 class Policy(Protocol):
+    """Acts for many episodes at once: one output per input, in order.
+
+    Optional: ``release(keys)`` (the engine calls it with the keys of finished
+    episodes, so per-episode state can be dropped) and ``prompt_version``
+    (recorded in trajectories).
+    """
+
     name: str
 
     def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]: ...

@@ -13,11 +13,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from agents.base import Policy
 
 from .engine import EpisodeSpec, run_episodes
+
+# Shards finish at different times (episode lengths differ); the gather waits for the slowest one.
+GATHER_TIMEOUT = timedelta(hours=48)
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,10 @@ def _gather(pairs: list[tuple[int, Any]], info: ProcessInfo) -> list[Any]:
         raise ImportError(f'data-parallel rollouts need torch: pip install "hear2act[llm]" ({e})') from e
     created = not dist.is_initialized()
     if created:
-        dist.init_process_group(backend="gloo", rank=info.rank, world_size=info.world_size)
+        dist.init_process_group(backend="gloo", rank=info.rank, world_size=info.world_size, timeout=GATHER_TIMEOUT)
     try:
-        group = dist.new_group(backend="gloo") if dist.get_backend() != "gloo" else None
+        # A launcher's own group may be NCCL or have a short timeout: gather on a gloo group of our own.
+        group = None if created else dist.new_group(backend="gloo", timeout=GATHER_TIMEOUT)
         parts: list[Any] = [None] * info.world_size
         dist.all_gather_object(parts, pairs, group=group)
         return parts
