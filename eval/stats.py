@@ -16,6 +16,7 @@ The label-fidelity ladder (none -> always-resolved -> shuffled -> always-unresol
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import pairwise
@@ -124,7 +125,9 @@ def paired_contrast(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any
     na, da = _matrix(a, metric, models, scenarios)
     nb, db = _matrix(b, metric, models, scenarios)
     k = scale(metric)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        # a resample without any denominator (e.g. no recommendation turn drawn) is NaN and left out
+        warnings.simplefilter("ignore", RuntimeWarning)
         va = k * na.sum(1) / da.sum(1)
         vb = k * nb.sum(1) / db.sum(1)
         rng = np.random.default_rng(seed)
@@ -132,8 +135,8 @@ def paired_contrast(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any
         ra = k * na[:, idx].sum(2) / da[:, idx].sum(2)  # (models, resamples)
         rb = k * nb[:, idx].sum(2) / db[:, idx].sum(2)
         boot = np.nanmean(rb - ra, axis=0) if np.isnan(rb - ra).any() else (rb - ra).mean(axis=0)
-    alpha = (1 - confidence) / 2
-    low, high = np.nanpercentile(boot, [100 * alpha, 100 * (1 - alpha)])
+        alpha = (1 - confidence) / 2
+        low, high = np.nanpercentile(boot, [100 * alpha, 100 * (1 - alpha)])
     return Contrast(metric, float(va.mean()), float(vb.mean()), float((vb - va).mean()), float(low), float(high),
                     len(scenarios), len(models), n_resamples, confidence)
 
