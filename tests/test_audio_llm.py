@@ -248,3 +248,25 @@ def test_two_stage_condition_runs_through_the_engine(omni):
         assert traj["failed"] is None
         prompt = traj["turns"][0]["prompt"][-1]["content"]
         assert "AUDIO-INFERRED STATE: " in prompt and "DIALOGUE TRANSCRIPT:" in prompt
+
+
+def test_rollout_command_takes_an_audio_llm_perceiver(omni_path, tmp_path, capsys):
+    import json
+
+    from hear2act_env.cli import main
+
+    script = tmp_path / "confirm.json"
+    script.write_text(json.dumps(["[ACTION: CONFIRM] Great, I'll book it."]))
+    out = tmp_path / "runs.jsonl"
+    code = main(["rollout", "--agent", f"scripted:{script}", "--access", "T+S_hat", "--perceiver",
+                 f"omni:{omni_path}", "--n", "2", "--out", str(out), "--record-prompts"])
+    assert code == 0
+    trajs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(trajs) == 2 and all(t["failed"] is None for t in trajs)
+    for t in trajs:
+        prompt = t["turns"][0]["prompt"][-1]["content"]
+        inferred = prompt.split("AUDIO-INFERRED STATE: ", 1)[1].split("\n", 1)[0]
+        assert inferred and not inferred.startswith("The user's delivery sounds")  # not the CPU perceiver
+    capsys.readouterr()
+    assert main(["rollout", "--agent", f"scripted:{script}", "--access", "T", "--perceiver", f"omni:{omni_path}"]) == 2
+    assert "first stage of access T+S_hat" in capsys.readouterr().err

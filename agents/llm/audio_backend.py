@@ -6,10 +6,9 @@ class, so no torchvision), builds one left-padded batch per chunk of
 requests, and decodes:
 
 * greedy when ``temperature == 0`` (the default);
-* sampled otherwise, with each request's own ``seed``: temperature and top-p
-  shape the distribution, then Gumbel noise drawn from a per-row
-  ``torch.Generator`` seeded by that request picks the token
-  (``argmax(log p + Gumbel)`` is an exact sample of ``p``). A row's draws
+* sampled otherwise, exactly as ``hf:`` (:class:`agents.llm.hf.SeededSampler`):
+  temperature, top-k and top-p shape each row's distribution and a
+  ``torch.Generator`` seeded by that request draws its token. A row's draws
   depend only on its seed, so a trajectory is the same whatever batch it
   runs in.
 
@@ -26,6 +25,7 @@ from typing import Any, ClassVar
 
 from .audio_inputs import AUDIO_TOKEN, build_audio_inputs, load_audio_processing, render_chat
 from .backend import Generation, GenerationRequest
+from .hf import SeededSampler, default_device
 
 _INSTALL = 'pip install "hear2act[llm]"'
 
@@ -38,36 +38,6 @@ def _torch():
     return torch
 
 
-def gumbel_processor(seeds: Sequence[int], temperature: float, top_p: float) -> Any:
-    """A logits processor that turns greedy decoding into per-row seeded sampling."""
-    torch = _torch()
-    from transformers import LogitsProcessor
-
-    class SeededSample(LogitsProcessor):
-        def __init__(self) -> None:
-            self.generators: list[Any] | None = None
-
-        def __call__(self, input_ids: Any, scores: Any) -> Any:
-            if self.generators is None:
-                self.generators = [torch.Generator(device=scores.device).manual_seed(int(s)) for s in seeds]
-            logits = scores.float() / temperature
-            if top_p < 1.0:
-                # Keep the smallest set of tokens whose probability reaches top_p (always at least the best one).
-                sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
-                cumulative = sorted_logits.softmax(-1).cumsum(-1)
-                drop_sorted = cumulative - sorted_logits.softmax(-1) >= top_p
-                drop = drop_sorted.scatter(-1, order, drop_sorted)
-                logits = logits.masked_fill(drop, float("-inf"))
-            logp = torch.log_softmax(logits, dim=-1)
-            noise = torch.stack([
-                torch.rand(logp.shape[-1], generator=g, device=logp.device, dtype=torch.float32)
-                for g in self.generators
-            ]).clamp_(min=1e-20)
-            return logp - torch.log(-torch.log(noise))
-
-    return SeededSample()
-
-
 class AudioLLMBackend:
     """A local transformers audio LLM as a :class:`~agents.llm.backend.Backend`."""
 
@@ -77,7 +47,7 @@ class AudioLLMBackend:
     default_template: ClassVar[str | None] = None  # used when the checkpoint ships no chat template
 
     def __init__(self, path: str | Path, *, max_new_tokens: int = 256, temperature: float = 0.0, top_p: float = 1.0,
-                 batch_size: int = 8, device: str | None = None, dtype: str = "auto",
+                 top_k: int = 0, batch_size: int = 8, device: str | None = None, dtype: str = "auto",
                  audio_token: str = AUDIO_TOKEN, name: str | None = None) -> None:
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -85,6 +55,8 @@ class AudioLLMBackend:
             raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
         if not 0 < top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+        if top_k < 0:
+            raise ValueError(f"top_k must be >= 0 (0 = off), got {top_k}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         root = Path(path)
@@ -98,9 +70,10 @@ class AudioLLMBackend:
         self.max_new_tokens = int(max_new_tokens)
         self.temperature = float(temperature)
         self.top_p = float(top_p)
+        self.top_k = int(top_k)
         self.batch_size = int(batch_size)
         self.processing = load_audio_processing(root, audio_token=audio_token, default_template=self.default_template)
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = torch.device(device or default_device())  # cuda:$LOCAL_RANK under a launcher
         torch_dtype = {"auto": torch.bfloat16 if self.device.type == "cuda" else torch.float32,
                        "bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}.get(dtype)
         if torch_dtype is None:
@@ -147,7 +120,8 @@ class AudioLLMBackend:
         kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "do_sample": False,
                                   "pad_token_id": self.pad_id, "temperature": None, "top_p": None, "top_k": None}
         if self.temperature > 0:
-            kwargs["logits_processor"] = [gumbel_processor([r.seed for r in requests], self.temperature, self.top_p)]
+            kwargs["logits_processor"] = [SeededSampler([r.seed for r in requests], self.temperature, self.top_p,
+                                                        self.top_k, device=self.device)]
         with torch.inference_mode():
             sequences = self.model.generate(**batch, **kwargs)
         new = sequences[:, batch["input_ids"].shape[1]:].tolist()

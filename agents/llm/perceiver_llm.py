@@ -103,23 +103,31 @@ def graded_state(sentence: str) -> str:
     return "resolved" if status_of(sentence) == "resolved" else "unknown"
 
 
-# Perceiver specs: "feature" (the CPU default) or any audio-capable backend spec.
-PERCEIVERS: dict[str, str] = {"feature": "hear2act_env.speech.perceiver:FeaturePerceiver"}
+DEFAULT_PERCEIVER = "feature"  # the env's own CPU perceiver, enrolled on the voice
+PERCEIVER_MAX_NEW_TOKENS = 64  # P6c asks for one short sentence
 
 
-def make_perceiver(spec: str, *, seed: int = 0, **backend_kwargs: Any) -> Any:
-    """``"feature"`` -> the CPU :class:`FeaturePerceiver`; ``"omni:PATH"`` etc. -> an :class:`LLMPerceiver`."""
-    from hear2act_env.registry import resolve
-
+def make_perceiver(spec: str, *, seed: int = 0, **backend_kwargs: Any) -> LLMPerceiver:
+    """An :class:`LLMPerceiver` on the audio backend named by ``spec`` (``omni:PATH``, ``qwen2audio:PATH``, ...)."""
     from . import make_backend, split_spec
 
-    if spec in PERCEIVERS:
-        return resolve(PERCEIVERS, spec, "perceiver")()
-    prefix, _ = split_spec(spec)
-    if not prefix:
-        raise ValueError(f"unknown perceiver {spec!r}: use one of {sorted(PERCEIVERS)} or an audio backend spec "
-                         "(omni:PATH, qwen2audio:PATH, openai:MODEL@URL)")
+    if not split_spec(spec)[0]:
+        raise ValueError(f"unknown perceiver {spec!r}: use {DEFAULT_PERCEIVER!r} (the env's CPU perceiver) or an "
+                         "audio backend spec (omni:PATH, qwen2audio:PATH, openai:MODEL@URL)")
+    backend_kwargs.setdefault("max_new_tokens", PERCEIVER_MAX_NEW_TOKENS)
     return LLMPerceiver(make_backend(spec, **backend_kwargs), seed=seed)
 
 
-__all__ = ["PERCEIVERS", "LLMPerceiver", "PerceptionError", "make_perceiver", "reading", "status_of"]
+def perceiver_env_kwargs(spec: str | None, access: str, *, seed: int = 0, **backend_kwargs: Any) -> dict[str, Any]:
+    """Env keyword arguments for ``--perceiver SPEC``: ``{}`` for the default, ``{"perceiver": ...}`` otherwise."""
+    if spec is None:
+        return {}
+    if access != "T+S_hat":
+        raise ValueError(f"--perceiver is the first stage of access T+S_hat; access {access!r} shows no inferred state")
+    if spec == DEFAULT_PERCEIVER:
+        return {}
+    return {"perceiver": make_perceiver(spec, seed=seed, **backend_kwargs)}
+
+
+__all__ = ["DEFAULT_PERCEIVER", "LLMPerceiver", "PerceptionError", "make_perceiver", "perceiver_env_kwargs",
+           "reading", "status_of"]
