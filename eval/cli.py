@@ -64,6 +64,8 @@ def _rollout(args: argparse.Namespace) -> int:
 
         return rollout_models(args, _ids(args.n))
 
+    if getattr(args, "perceiver", None):
+        raise SystemExit("hear2act rollout: --perceiver needs a model agent (hf:, openai:, omni:, qwen2audio:)")
     rows = []
     ids = _ids(args.n)
     episodes = run_condition(args.env, args.agent, args.access, args.intervention, ids, args.seed)

@@ -27,6 +27,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--timeout", type=float, default=None, help="openai: seconds per call")
     g.add_argument("--out", default=None, help="write trajectories (JSONL) here")
     g.add_argument("--record-prompts", action="store_true", help="store full prompts in the trajectories")
+    g.add_argument("--perceiver", default=None, metavar="SPEC",
+                   help="T+S_hat first stage (P6c): feature (the env's CPU perceiver, default) or an audio model "
+                        "omni:PATH, qwen2audio:PATH, openai:MODEL@URL")
 
 
 def backend_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -53,7 +56,14 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
         raise SystemExit(f"hear2act rollout: unknown agent {args.agent!r}; choose a registered agent "
                          f"{sorted(AGENTS)} or a model spec PREFIX:TARGET with PREFIX in {sorted(BACKENDS)}")
     scenario_ids = ids if ids is not None else [s.id for s in load_scenarios()]
-    specs = make_specs(args.env, scenario_ids, seed=args.seed, access=args.access, intervention=args.intervention)
+    from agents.llm.perceiver_llm import perceiver_env_kwargs
+
+    try:  # built in every process of a launch, each on its own device
+        env_kwargs = perceiver_env_kwargs(getattr(args, "perceiver", None), args.access, seed=args.seed)
+    except ValueError as e:
+        raise SystemExit(f"hear2act rollout: {e}") from None
+    specs = make_specs(args.env, scenario_ids, seed=args.seed, access=args.access, intervention=args.intervention,
+                       env_kwargs=env_kwargs)
 
     def make() -> Any:
         return make_policy(args.agent, access=args.access, assistant=args.assistant, reasoning=args.reasoning,
