@@ -218,6 +218,12 @@ STRICT = {
                          "bare yes/no"),
     "bare no attribute keyword": (lambda d: d["attributes"][-1]["keywords"].append("No"),
                                   f"attributes[{0}].keywords", "bare yes/no"),
+    "description prints another value": (
+        lambda d: d["options"][1].update(description=d["options"][1]["description"] + ", " + next(
+            w for w in d["attributes"][-1]["values"] if w != d["options"][1]["values"][d["attributes"][-1]["name"]]
+        )),
+        "options[1].description", "but the value is",
+    ),
     "description disagrees with value": (
         lambda d: d["options"][2]["values"].update({_price_attr(d): d["options"][2]["values"][_price_attr(d)] + 7}),
         "options[2].description", "does not print",

@@ -201,6 +201,10 @@ def _options(s: Scenario) -> Iterator[tuple[str, str]]:
                 yield f"{f}.values.{name}", f"{v!r} not in the vocabulary {list(a.values)}"
             elif str(v) not in o.description:
                 yield f"{f}.description", f"does not mention the {name} value {v!r}"
+            else:
+                clash = [w for w in a.values if w != v and w in o.description]
+                if clash:
+                    yield f"{f}.description", f"prints {name} values {clash} but the value is {v!r}"
         extra = set(o.values) - set(attrs)
         if extra:
             yield f"{f}.values", f"values for unknown attributes {sorted(extra)}"
