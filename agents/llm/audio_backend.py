@@ -47,8 +47,11 @@ class AudioLLMBackend:
     default_template: ClassVar[str | None] = None  # used when the checkpoint ships no chat template
 
     def __init__(self, path: str | Path, *, max_new_tokens: int = 256, temperature: float = 0.0, top_p: float = 1.0,
-                 top_k: int = 0, batch_size: int = 8, device: str | None = None, dtype: str = "auto",
-                 audio_token: str = AUDIO_TOKEN, name: str | None = None) -> None:
+                 top_k: int = 0, batch_size: int | None = None, device: str | None = None, dtype: str = "auto",
+                 attn_implementation: str | None = None, audio_token: str = AUDIO_TOKEN,
+                 name: str | None = None) -> None:
+        """``batch_size``: most requests per ``generate`` (default: all of a call, i.e. the engine's episodes
+        in flight); ``attn_implementation``: e.g. ``"flash_attention_2"`` on GPUs (default: transformers')."""
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if temperature < 0:
@@ -57,7 +60,7 @@ class AudioLLMBackend:
             raise ValueError(f"top_p must be in (0, 1], got {top_p}")
         if top_k < 0:
             raise ValueError(f"top_k must be >= 0 (0 = off), got {top_k}")
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         root = Path(path)
         if not (root / "config.json").is_file():
@@ -71,7 +74,7 @@ class AudioLLMBackend:
         self.temperature = float(temperature)
         self.top_p = float(top_p)
         self.top_k = int(top_k)
-        self.batch_size = int(batch_size)
+        self.batch_size = batch_size
         self.processing = load_audio_processing(root, audio_token=audio_token, default_template=self.default_template)
         self.device = torch.device(device or default_device())  # cuda:$LOCAL_RANK under a launcher
         torch_dtype = {"auto": torch.bfloat16 if self.device.type == "cuda" else torch.float32,
@@ -79,7 +82,8 @@ class AudioLLMBackend:
         if torch_dtype is None:
             raise ValueError(f"dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
         cls = getattr(transformers, self.model_class)
-        self.model = cls.from_pretrained(root, dtype=torch_dtype).to(self.device).eval()
+        extra = {"attn_implementation": attn_implementation} if attn_implementation else {}
+        self.model = cls.from_pretrained(root, dtype=torch_dtype, **extra).to(self.device).eval()
         tok = self.processing.tokenizer
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         eos = self.model.generation_config.eos_token_id
@@ -108,8 +112,9 @@ class AudioLLMBackend:
                 out[i] = Generation("", error=f"{self.name}: bad request {r.key!r}: {exc}")
             else:
                 ready.append(i)
-        for start in range(0, len(ready), self.batch_size):
-            chunk = ready[start:start + self.batch_size]
+        step = self.batch_size or max(len(ready), 1)
+        for start in range(0, len(ready), step):
+            chunk = ready[start:start + step]
             for i, gen in zip(chunk, self._generate([requests[i] for i in chunk]), strict=True):
                 out[i] = gen
         return [g for g in out if g is not None]
