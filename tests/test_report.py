@@ -187,7 +187,10 @@ def test_viewer_in_chromium(report: dict, tmp_path: Path) -> None:
                              return {t: a.currentTime, d: a.duration, paused: a.paused}; })()""",
             "awaitPromise": True, "returnByValue": True, "userGesture": True}, timeout=20)["result"]["value"]
         assert played["t"] > 0 and played["d"] > 0.3
-        shot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})["data"]
+        browser.send("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 1000, "deviceScaleFactor": 1,
+                                                            "mobile": False})
+        browser.js("document.getElementById('viewer').scrollIntoView()")
+        shot = browser.send("Page.captureScreenshot", {"format": "png"})["data"]
         path = Path(os.environ.get("HEAR2ACT_SCREENSHOT_DIR", tmp_path)) / "report-viewer.png"
         path.write_bytes(base64.b64decode(shot))
         assert path.read_bytes()[:4] == b"\x89PNG"
