@@ -44,6 +44,19 @@ def action_shares(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     return {k: (v / n if n else float("nan")) for k, v in totals.items()}
 
 
+def disclosure_distribution(rows: Sequence[Mapping[str, Any]]) -> dict[int, float]:
+    """Share of rollouts (in %) that disclosed 0, 1, 2 and 3 hidden needs (the paper's Figure 5)."""
+    counts = dict.fromkeys(range(4), 0)
+    for r in rows:
+        counts[int(r["n_disclosed"])] += 1
+    return {k: (100 * v / len(rows) if rows else float("nan")) for k, v in counts.items()}
+
+
+def asks_per_dialogue(rows: Sequence[Mapping[str, Any]]) -> float:
+    """Mean number of ASK and CLARIFY actions per rollout (paper §5.3: 1.8 -> 4.3 with state access)."""
+    return _mean([float(r["action_counts"].get("ask", 0) + r["action_counts"].get("clarify", 0)) for r in rows])
+
+
 def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The paper's headline figures for one condition, in percent where it says %."""
     shares = action_shares(rows)
@@ -56,6 +69,7 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         "disclosed": _mean([float(r["n_disclosed"]) for r in rows]),
         "premature_closure": 100 * _mean([float(r["premature_closure"]) for r in rows]),
         "turns": _mean([float(r["turns"]) for r in rows]),
+        "asks": asks_per_dialogue(rows),
         **{f"share_{k}": 100 * v for k, v in shares.items()},
     }
 

@@ -346,7 +346,11 @@ def _eval(args: argparse.Namespace) -> int:
     if args.wandb:
         from .wandb_log import log_run
 
-        log_run(args.out, grid)
+        try:
+            print(f"wandb: {log_run(args.out, grid)}")
+        except ImportError as e:
+            print(f"hear2act eval: error: {e}", file=sys.stderr)
+            return 2
     return 0
 
 

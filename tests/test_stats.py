@@ -106,3 +106,13 @@ def test_ladder_is_successive_paired_steps() -> None:
     assert all(c.low <= c.diff <= c.high for *_, c in steps)
     del rungs["shuffled"]
     assert [(x, y) for x, y, _ in stats.ladder(rungs, n_resamples=10)][1] == ("always_resolved", "always_unresolved")
+
+
+def test_metrics_disclosure_distribution_and_asks() -> None:
+    from eval.metrics import asks_per_dialogue, disclosure_distribution, summarize
+
+    rows = [dict(outcome(True), n_disclosed=k, action_counts={"ask": k, "clarify": 1}) for k in (0, 3, 3, 1)]
+    assert disclosure_distribution(rows) == {0: 25.0, 1: 25.0, 2: 0.0, 3: 50.0}
+    assert asks_per_dialogue(rows) == pytest.approx((1 + 4 + 4 + 2) / 4)
+    assert summarize(rows)["asks"] == asks_per_dialogue(rows)
+    assert stats.pooled_value([row("m", "s", o) for o in rows], "asks") == asks_per_dialogue(rows)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import stats
+from ..metrics import disclosure_distribution
 
 ACTION_COLORS = {"recommend": "#4C78A8", "ask": "#59A14F", "clarify": "#B6D7A8", "confirm": "#E15759",
                  "invalid": "#BAB0AC"}
@@ -64,11 +65,10 @@ def disclosure(groups: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], title:
     fig, ax = plt.subplots(figsize=(8, 0.42 * len(groups) + 1.3))
     labels = [g for g, _ in groups]
     left = [0.0] * len(groups)
+    dists = [disclosure_distribution([r["outcome"] for r in rs if not r.get("failed") and r.get("outcome")])
+             for _, rs in groups]
     for k in range(4):
-        shares = []
-        for _, rs in groups:
-            scored = [r["outcome"]["n_disclosed"] for r in rs if not r.get("failed") and r.get("outcome")]
-            shares.append(100 * sum(1 for n in scored if n == k) / len(scored) if scored else 0.0)
+        shares = [0.0 if d[k] != d[k] else d[k] for d in dists]
         ax.barh(labels, shares, left=left, color=DISCLOSED_COLORS[k], label=f"{k} needs", edgecolor="white",
                 linewidth=0.5)
         left = [a + b for a, b in zip(left, shares, strict=True)]
