@@ -93,6 +93,10 @@ def test_audio_rows_roundtrip_through_split_and_attach():
     back, audio = split_audio(messages)
     assert back == row["prompt"] and np.array_equal(audio, row["audio"])
     assert messages[-1]["content"][1]["type"] == "audio"
+    # T+S_hat: no audio in the prompt (the model reads the perceiver), the turn's audio kept for the evidence check
+    hat = training_rows(states, "T+S_hat")[0]
+    assert "audio" not in hat and np.array_equal(hat["reference_audio"], row["audio"])
+    assert "AUDIO-INFERRED STATE" in hat["prompt"][-1]["content"] or "inferred" in hat["prompt"][-1]["content"].lower()
 
 
 # -- Omni: two steps with real audio, audio in every forward ----------------------------------------------------

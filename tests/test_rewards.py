@@ -85,6 +85,24 @@ def test_evidence_on_rendered_speech_earns_for_true_claims_and_costs_for_fabrica
     # the audio can also come from the prompt (A / A+T messages)
     prompt = [{"role": "user", "content": [{"type": "text", "text": "t"}, {"type": "audio", "audio": audio}]}]
     assert evidence_reward([true_cite], prompts=[prompt]) == [1.0]
+    # T+S_hat: the model read the perceiver's numbers; they are checked against the turn's audio all the same
+    assert evidence_reward([true_cite, fake_cite], reference_audio=[audio] * 2) == [1.0, -1.0]
+
+
+def test_cited_values_with_spans_go_through_the_speech_verifier(user_turn):
+    audio, f = user_turn
+    e = next(x for x in f.evidence() if x.feature == "f0_final")
+    a, b = e.span
+    right = f"<think>f0_final = {e.value:.3f} st over {a:.3f}-{b:.3f} s</think>"
+    moved = f"<think>f0_final = {e.value:.3f} st over {a + 0.3:.3f}-{b + 0.3:.3f} s</think>"
+    assert evidence_reward([right, moved], audio=[audio] * 2) == [1.0, -1.0]  # right value, wrong place
+
+
+def test_accuracy_names_the_columns_it_needs():
+    from training.rewards import accuracy_reward
+
+    with pytest.raises(ValueError, match="scenario_id"):
+        accuracy_reward(["<answer>[ACTION: ASK] x</answer>"], realization=["prosody"])
 
 
 def test_every_qualitative_pattern_is_found_and_checked(user_turn):

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from hear2act_env.dialogue.actions import INVALID, parse_action
 from hear2act_env.dialogue.engine import RESOLVED, assess
 from hear2act_env.env import Hear2ActEnv
@@ -205,8 +207,10 @@ def training_rows(states: Sequence[DialogueState], access: str, *, assistant: st
     """One GRPO example per state: the policy's prompt under ``access`` (reasoning format) plus scoring columns.
 
     The prompt is built by :func:`agents.prompts.build_messages` from the
-    observation alone; the extra columns (state key, visible transcript) are
-    read only by the reward functions.
+    observation alone; the extra columns (state key, visible transcript, and
+    for ``T+S_hat`` / ``T+affect`` the user turn's audio as ``reference_audio``,
+    which the model never sees) are read only by the reward functions. Under
+    ``A`` / ``A+T`` the audio the model hears is the ``audio`` column.
     """
     from agents.prompts import build_messages, domain_from_scenario_id
 
@@ -215,7 +219,7 @@ def training_rows(states: Sequence[DialogueState], access: str, *, assistant: st
     for state in states:
         if state.realization not in envs:
             envs[state.realization] = make_env(state.realization, access, **(env_kwargs or {}))
-        _, obs = replay(state, envs[state.realization])
+        env, obs = replay(state, envs[state.realization])
         prompt = build_messages(obs, access, assistant=assistant, domain=domain_from_scenario_id(state.scenario_id),
                                 reasoning=True)
         text_prompt, audio = split_audio(prompt)
@@ -223,6 +227,8 @@ def training_rows(states: Sequence[DialogueState], access: str, *, assistant: st
                "options": obs["options"]}
         if audio is not None:
             row["audio"] = audio
+        elif env.speech is not None:  # T+S_hat / T+affect: the model reads about the audio; evidence checks it
+            row["reference_audio"] = np.asarray(env.speech.audio(*env.utterance), dtype=np.float32)
         rows.append(row)
     return rows
 

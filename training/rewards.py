@@ -71,8 +71,9 @@ def format_reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:
     return out
 
 
-def accuracy_reward(completions: Sequence[Any], realization: Sequence[str], scenario_id: Sequence[str],
-                    seed: Sequence[int], history: Sequence[Sequence[str]], *, outcome_weight: float = 0.0,
+def accuracy_reward(completions: Sequence[Any], realization: Sequence[str] | None = None,
+                    scenario_id: Sequence[str] | None = None, seed: Sequence[int] | None = None,
+                    history: Sequence[Sequence[str]] | None = None, *, outcome_weight: float = 0.0,
                     **kwargs: Any) -> list[float]:
     """The verifiable value of each answer's action, by stepping a replayed copy of the env.
 
@@ -89,6 +90,10 @@ def accuracy_reward(completions: Sequence[Any], realization: Sequence[str], scen
     """
     from .grpo_data import DialogueState, score_action
 
+    columns = {"realization": realization, "scenario_id": scenario_id, "seed": seed, "history": history}
+    missing = [k for k, v in columns.items() if v is None]
+    if missing:
+        raise ValueError(f"accuracy needs the dataset columns {missing} (rows from training.grpo_data.training_rows)")
     out = []
     for c, r, sid, s, h in zip(completions, realization, scenario_id, seed, history, strict=True):
         _, answer = split_reasoning(completion_text(c))
@@ -227,6 +232,7 @@ class Claim:
     op: str  # "<=", ">=" (a qualitative claim against a threshold) or "=" (a cited value)
     value: float
     unit: str = ""
+    span: tuple[float, float] | None = None  # seconds, when a cited value names where it was measured
 
 
 # Qualitative claims: (pattern, feature, op, threshold). Thresholds sit about one standard deviation from the
@@ -257,7 +263,9 @@ _ALIASES = {"pitch range": "f0_range", "final pitch movement": "f0_final", "mean
 _NUM = r"([+-]?\d+(?:\.\d+)?)"
 _CITED = re.compile(r"\b(f0_mean|f0_range|f0_slope|f0_final|rms|speech_rate|lead_pause|pause_total|tilt|"
                     r"pitch range|final pitch movement|mean pitch|pitch slope|speech rate)\s*(?:[=:]|of|is|was)?\s*"
-                    + _NUM + r"\s*(Hz|st/s|st|dB|syll/s|syllables/s|s)\b", re.IGNORECASE)
+                    + _NUM + r"\s*(Hz|st/s|st|dB|syll/s|syllables/s|s)\b"
+                    r"(?:\s*(?:@|at|over|from|in)\s*" + _NUM + r"\s*(?:-|to)\s*" + _NUM + r"\s*s\b)?",
+                    re.IGNORECASE)
 _CITED_AFTER = re.compile(_NUM + r"\s*(syllables/s|s before speaking)", re.IGNORECASE)
 REL_MARGIN = 0.15  # the 15 % tolerance of the deterministic checks (seed paper 002)
 
@@ -269,6 +277,8 @@ def acoustic_claims(reasoning: str) -> list[Claim]:
     [('f0_final', '<=', -1.0), ('speech_rate', '<=', 4.0), ('rms_rel', '<=', -1.5)]
     >>> [(c.feature, c.value, c.unit) for c in acoustic_claims("f0_range = 6.2 st and 0.52 s before speaking")]
     [('f0_range', 6.2, 'st'), ('lead_pause', 0.52, 's')]
+    >>> acoustic_claims("f0_final -2.1 st over 1.20-1.55 s")[0].span
+    (1.2, 1.55)
     """
     found: list[tuple[int, Claim]] = []
     for pattern, feature, op, value in _QUALITATIVE:
@@ -277,7 +287,8 @@ def acoustic_claims(reasoning: str) -> list[Claim]:
     for m in _CITED.finditer(reasoning):
         name = m.group(1).lower()
         unit = {"syllables/s": "syll/s"}.get(m.group(3), m.group(3))
-        found.append((m.start(), Claim(m.group(0), _ALIASES.get(name, name), "=", float(m.group(2)), unit)))
+        span = (float(m.group(4)), float(m.group(5))) if m.group(4) is not None else None
+        found.append((m.start(), Claim(m.group(0), _ALIASES.get(name, name), "=", float(m.group(2)), unit, span)))
     for m in _CITED_AFTER.finditer(reasoning):
         unit = "s" if "before" in m.group(2).lower() else "syll/s"
         found.append((m.start(), Claim(m.group(0), _ALIASES[m.group(2).lower()], "=", float(m.group(1)), unit)))
@@ -329,6 +340,11 @@ def check_claim(claim: Claim, features: Any, baseline: tuple[float, float] | Non
         derived = features.rms - rms_base
     else:
         derived = float(getattr(features, claim.feature))
+    if claim.op == "=" and claim.span is not None:
+        from hear2act_env.speech.features import Evidence
+        from hear2act_env.speech.verify import check_claim as verify_claim
+
+        return verify_claim(Evidence(claim.feature, claim.value, claim.unit, claim.span), features).passed
     if claim.op == "=":
         from hear2act_env.speech.features import UNITS
 
@@ -351,13 +367,18 @@ def prompt_audio(prompt: Any) -> Any | None:
 
 
 def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = None,
-                    audio: Sequence[Any] | None = None, **kwargs: Any) -> list[float]:
+                    audio: Sequence[Any] | None = None, reference_audio: Sequence[Any] | None = None,
+                    **kwargs: Any) -> list[float]:
     """``(verified - fabricated) / claims`` over the acoustic claims of each reasoning; 0.0 without claims.
 
-    Each claim is re-derived from the audio the model heard (the prompt's audio
-    part, or an ``audio`` column) by the speech layer's feature extractor and
-    checked with the verifier's 15 % tolerance. With no audio (text access) the
-    model cannot have heard the delivery, so every acoustic claim is fabricated.
+    Each claim is re-derived from the user turn's audio -- the ``audio`` column
+    or the prompt's audio part (what the model heard under ``A`` / ``A+T``), else
+    ``reference_audio`` (``T+S_hat``: the model read a perceiver's measurements
+    of it) -- by the speech layer's feature extractor and checked with the
+    verifier's 15 % tolerance; a cited value with a span goes through
+    :func:`hear2act_env.speech.verify.check_claim` whole (provenance, unit,
+    span). With no audio at all (``T``) the model cannot know the delivery, so
+    every acoustic claim is fabricated.
 
     >>> import numpy as np
     >>> t = np.arange(int(1.2 * 16000)) / 16000
@@ -374,6 +395,8 @@ def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = 
     clips = list(audio) if audio is not None else [None] * n
     if prompts is not None:
         clips = [c if c is not None else prompt_audio(p) for c, p in zip(clips, prompts, strict=True)]
+    if reference_audio is not None:
+        clips = [c if c is not None else r for c, r in zip(clips, reference_audio, strict=True)]
     out = []
     for c, clip in zip(completions, clips, strict=True):
         reasoning, _ = split_reasoning(completion_text(c))
