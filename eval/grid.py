@@ -12,6 +12,7 @@ Format (``eval/grids/paper.toml`` is the paper's design, ``quick.toml`` the CPU 
 
     [agents]                                   # label = agent spec (agents.make_policy);
     "Qwen2.5-Omni" = "omni:/models/Qwen2.5-Omni-7B"   # a label not listed is its own spec
+    "Qwen3-32B" = { spec = "openai:Qwen/Qwen3-32B@http://node1:8000/v1", concurrency = 64 }  # + make_policy kwargs
 
     [conditions]                               # label = env access (+ options); the six
     HuBERT = { access = "T+affect", affect = "hf:/models/hubert-large-superb-er" }  # access names are built in
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -82,6 +84,7 @@ class Cell:
     renderer_spec: str
     scenarios: str
     repeats: int
+    agent_kwargs: tuple[tuple[str, Any], ...] = ()  # extra make_policy arguments (sorted items)
 
     @property
     def env_id(self) -> str:
@@ -102,7 +105,9 @@ class Cell:
         return " | ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["agent_kwargs"] = dict(self.agent_kwargs)
+        return d
 
 
 @dataclass(frozen=True)
@@ -198,8 +203,20 @@ def shard(rollouts: Sequence[Rollout], index: int, count: int) -> list[Rollout]:
     return [r for r in rollouts if int(r.rollout_id, 16) % count == index]
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"i/n"`` -> (i, n)."""
+# (index, count) environment variables set by launchers, in the order they are looked up by --shard auto.
+LAUNCHER_SHARDS = (("RANK", "WORLD_SIZE"),  # accelerate launch, torchrun
+                   ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"),  # sbatch --array=0-(N-1)
+                   ("SLURM_PROCID", "SLURM_NTASKS"))  # srun -n N
+
+
+def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """``"i/n"`` -> (i, n); ``"auto"`` reads the launcher's rank and world size (see LAUNCHER_SHARDS), else 0/1."""
+    if text == "auto":
+        env = os.environ if environ is None else environ
+        for rank, size in LAUNCHER_SHARDS:
+            if rank in env and size in env:
+                return parse_shard(f"{env[rank]}/{env[size]}")
+        return 0, 1
     try:
         i, n = (int(x) for x in text.split("/"))
     except ValueError:
@@ -243,7 +260,7 @@ def parse_grid(text: str, path: Path | None = None) -> Grid:
     seed = data.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise GridError(f"{where}: field 'seed' must be a non-negative integer, got {seed!r}")
-    agents = _str_table(data.get("agents", {}), where, "agents")
+    agents = _agents(data.get("agents", {}), where)
     renderers = _str_table(data.get("renderers", {}), where, "renderers")
     conditions = _conditions(data.get("conditions", {}), where)
     subsets = _subsets(data.get("scenarios", {"all": "all"}), where)
@@ -270,6 +287,27 @@ def _str_table(table: Any, where: str, fieldname: str) -> dict[str, str]:
         if not isinstance(v, str) or not v:
             raise GridError(f"{where}: {fieldname}.{k} must be a non-empty string, got {v!r}")
     return dict(table)
+
+
+def _agents(table: Any, where: str) -> dict[str, tuple[str, tuple[tuple[str, Any], ...]]]:
+    """label = "spec", or label = {spec = "...", <make_policy keyword> = value, ...} (e.g. concurrency = 64)."""
+    if not isinstance(table, Mapping):
+        raise GridError(f"{where}: [agents] must be a table of label = spec")
+    out = {}
+    for label, value in table.items():
+        if isinstance(value, Mapping):
+            spec = value.get("spec")
+            kwargs = {k: v for k, v in value.items() if k != "spec"}
+            for k, v in kwargs.items():
+                if not isinstance(v, str | int | float | bool):
+                    raise GridError(f"{where}: agents.{label}.{k} must be a string, number or boolean, got {v!r}")
+        else:
+            spec, kwargs = value, {}
+        if not isinstance(spec, str) or not spec:
+            raise GridError(f"{where}: agents.{label} must be a spec string or a table with a 'spec' string, "
+                            f"got {value!r}")
+        out[label] = (spec, tuple(sorted(kwargs.items())))
+    return out
 
 
 def _conditions(table: Any, where: str) -> dict[str, dict[str, str]]:
@@ -324,7 +362,7 @@ def _list(block: Mapping[str, Any], key: str, where: str, default: list[str] | N
     return value
 
 
-def _block_cells(block: Any, index: int, where: str, agents: dict[str, str], renderers: dict[str, str],
+def _block_cells(block: Any, index: int, where: str, agents: dict[str, tuple[str, tuple]], renderers: dict[str, str],
                  conditions: dict[str, dict[str, str]], subsets: dict[str, Any], names: set[str]) -> Iterator[Cell]:
     from hear2act_env.env import ACCESS, INTERVENTIONS
 
@@ -376,5 +414,6 @@ def _block_cells(block: Any, index: int, where: str, agents: dict[str, str], ren
                 for cond in conds:
                     for iv in interventions:
                         c = conditions[cond]
-                        yield Cell(name, kind, agent, agents.get(agent, agent), realization, cond, c["access"],
-                                   c["affect"], iv, renderer, renderers.get(renderer, renderer), subset, repeats)
+                        spec, kwargs = agents.get(agent, (agent, ()))
+                        yield Cell(name, kind, agent, spec, realization, cond, c["access"], c["affect"], iv,
+                                   renderer, renderers.get(renderer, renderer), subset, repeats, kwargs)

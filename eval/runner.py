@@ -225,11 +225,13 @@ def _env_kwargs(cell: Cell, perceivers: dict[str, Any]) -> dict[str, Any]:
 def _policy(cell: Cell) -> Any:
     from agents import AGENTS, make_policy
 
+    kwargs = dict(cell.agent_kwargs)
     if cell.agent_spec in AGENTS:
-        return make_policy(cell.agent_spec, access=cell.access)
+        return make_policy(cell.agent_spec, access=cell.access, **kwargs)
     # Model policies get the paper's assistant variant: spoken blocks use ASK/RECOMMEND/CONFIRM only.
-    return make_policy(cell.agent_spec, access=cell.access, assistant="spoken" if cell.kind == "spoken" else "text",
-                       name=cell.agent)
+    kwargs.setdefault("assistant", "spoken" if cell.kind == "spoken" else "text")
+    kwargs.setdefault("name", cell.agent)
+    return make_policy(cell.agent_spec, access=cell.access, **kwargs)
 
 
 def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), *, batch_size: int = 16,
@@ -280,10 +282,10 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
 
 def _by_policy(rollouts: Sequence[Rollout]) -> list[tuple[Cell, list[Rollout]]]:
     """Rollouts grouped by the policy that plays them (agent label and spec, access, assistant kind)."""
-    groups: dict[tuple[str, ...], tuple[Cell, list[Rollout]]] = {}
+    groups: dict[tuple[Any, ...], tuple[Cell, list[Rollout]]] = {}
     for r in rollouts:
         c = r.cell
-        groups.setdefault((c.agent, c.agent_spec, c.access, c.kind), (c, []))[1].append(r)
+        groups.setdefault((c.agent, c.agent_spec, c.agent_kwargs, c.access, c.kind), (c, []))[1].append(r)
     return list(groups.values())
 
 
@@ -316,7 +318,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("grid", help="grid TOML file, or 'paper' / 'quick'")
     p.add_argument("--out", type=Path, help="run directory (required unless --dry-run)")
-    p.add_argument("--shard", default="0/1", help="run shard i of n (i/n, 0-based); default 0/1")
+    p.add_argument("--shard", default="0/1", help="run shard i of n (i/n, 0-based; default 0/1), or 'auto': the "
+                                                  "launcher's rank/world size (accelerate, torchrun, Slurm)")
     p.add_argument("--dry-run", action="store_true", help="print the rollouts per cell and the total; run nothing")
     p.add_argument("--batch-size", type=int, default=16, help="episodes in flight per policy call (default 16)")
     p.add_argument("--wandb", action="store_true", help="log config and per-cell summaries to Weights & Biases "

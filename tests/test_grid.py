@@ -157,3 +157,23 @@ def test_dry_run_prints_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert first + second == 54_240
     assert cli_main(["eval", "nonexistent-grid", "--dry-run"]) == 2
     assert "shipped" in capsys.readouterr().err
+
+
+def test_shard_auto_reads_the_launcher() -> None:
+    assert parse_shard("auto", {"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "3"}) == (3, 8)
+    assert parse_shard("auto", {"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_COUNT": "16"}) == (5, 16)
+    assert parse_shard("auto", {"SLURM_PROCID": "1", "SLURM_NTASKS": "2"}) == (1, 2)
+    assert parse_shard("auto", {}) == (0, 1)
+    with pytest.raises(ValueError, match="shard"):
+        parse_shard("auto", {"RANK": "8", "WORLD_SIZE": "8"})
+
+
+def test_agent_tables_carry_policy_arguments() -> None:
+    text = GOOD.replace("[scenarios]", '[agents]\nm = { spec = "openai:Qwen/Qwen3-32B@http://n1:8000/v1", '
+                                       'concurrency = 64 }\n[scenarios]').replace('"state-rule"', '"m"')
+    cell = parse_grid(text).cells[0]
+    assert (cell.agent, cell.agent_spec, dict(cell.agent_kwargs)) == ("m", "openai:Qwen/Qwen3-32B@http://n1:8000/v1",
+                                                                     {"concurrency": 64})
+    assert cell.to_dict()["agent_kwargs"] == {"concurrency": 64}
+    with pytest.raises(GridError, match=r"agents\.m must be a spec string"):
+        parse_grid(text.replace('spec = "openai', 'sp = "openai'))
