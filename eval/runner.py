@@ -190,7 +190,7 @@ def _prepare_dir(grid: Grid, out: Path) -> None:
             raise RunDirError(f"{out} holds a run of another grid (its grid.toml differs from "
                               f"{grid.path or grid.name}); use a new --out directory")
         return
-    tmp = saved.with_suffix(".toml.tmp")
+    tmp = saved.with_name(f"grid.toml.{os.getpid()}.tmp")  # shards may start together
     tmp.write_text(grid.source, encoding="utf-8")
     os.replace(tmp, saved)
 
