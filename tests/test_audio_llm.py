@@ -73,7 +73,7 @@ def test_placeholders_match_the_omni_encoder_and_the_processor(omni_path, omni, 
 
     p = omni.processing
     long_clip = np.resize(clips[0], 31 * 16000)  # over the 30 s window: truncated like the processor does
-    batch_clips = [*clips, np.zeros(161, np.float32), long_clip]
+    batch_clips = [*clips, np.full(1600, 0.01, np.float32), long_clip]  # the shortest clip allowed: 2 tokens
     batch = build_audio_inputs([chat(c) for c in batch_clips], p.tokenizer, p.feature_extractor,
                                chat_template=p.chat_template)
     audio_id = omni.model.config.audio_token_id
@@ -85,7 +85,7 @@ def test_placeholders_match_the_omni_encoder_and_the_processor(omni_path, omni, 
     assert per_row == [r.count(p.audio_token) for r in replacements] == ref["num_audio_tokens"].tolist()
     assert torch.equal(batch["feature_attention_mask"], torch.as_tensor(ref["feature_attention_mask"]))
     assert torch.allclose(batch["input_features"], torch.as_tensor(ref["input_features"]))
-    assert per_row[-1] == num_audio_tokens(3000) == 750
+    assert per_row[-1] == num_audio_tokens(3000) == 750 and per_row[-2] == 2
     # The encoder's real output length per clip.
     with torch.no_grad():
         enc = omni.model.get_audio_features(batch["input_features"], batch["feature_attention_mask"])
@@ -151,6 +151,9 @@ def test_bad_requests_fail_alone_and_other_rates_are_resampled(omni, clips):
     n = [int((build_audio_inputs([m], p.tokenizer, p.feature_extractor, chat_template=p.chat_template)
               ["input_ids"] == omni.model.config.audio_token_id).sum()) for m in (chat(clips[0]), slow)]
     assert abs(n[0] - n[1]) <= 1  # the 8 kHz copy is resampled to (about) the same duration
+    with pytest.raises(ValueError, match="too short"):  # 0 or 1 encoder frames: refused, not silently dropped
+        build_audio_inputs([chat(np.zeros(1599, np.float32))], p.tokenizer, p.feature_extractor,
+                           chat_template=p.chat_template)
     with pytest.raises(ValueError, match="placeholders"):
         build_audio_inputs([chat(clips[0])], p.tokenizer, p.feature_extractor,
                            chat_template="{% for m in messages %}{{ m['role'] }}{% endfor %}")

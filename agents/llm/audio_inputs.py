@@ -35,6 +35,9 @@ import numpy as np
 
 AUDIO_TOKEN = "<|AUDIO|>"
 SAMPLING_RATE = 16_000
+# Shorter clips give the encoder 0 or 1 output frames: 0 silently drops the placeholder (the processors do
+# this too), 1 sends Qwen2-Audio down its legacy merge path. A user turn is never this short.
+MIN_SECONDS = 0.1
 _INSTALL = 'pip install "hear2act[llm]"'
 
 
@@ -111,6 +114,9 @@ def prepare_audio(part: dict[str, Any], target_rate: int, where: str) -> np.ndar
         except ImportError as exc:
             raise ImportError(f"{where}: resampling {rate} Hz -> {target_rate} Hz needs soxr: {_INSTALL}") from exc
         audio = soxr.resample(audio, int(rate), target_rate).astype(np.float32)
+    if audio.size < MIN_SECONDS * target_rate:
+        raise ValueError(f"{where}: audio of {audio.size / target_rate * 1000:.0f} ms is shorter than "
+                         f"{MIN_SECONDS * 1000:.0f} ms, too short for the audio encoder")
     return audio
 
 
@@ -219,5 +225,5 @@ def build_audio_inputs(messages_batch: Sequence[Sequence[dict[str, Any]]], token
     return {"input_ids": input_ids, "attention_mask": attention_mask, **features}
 
 
-__all__ = ["AUDIO_TOKEN", "AudioProcessing", "audio_token_id", "build_audio_inputs", "load_audio_processing",
-           "num_audio_tokens", "prepare_audio", "render_chat"]
+__all__ = ["AUDIO_TOKEN", "MIN_SECONDS", "AudioProcessing", "audio_token_id", "build_audio_inputs",
+           "load_audio_processing", "num_audio_tokens", "prepare_audio", "render_chat"]
