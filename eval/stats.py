@@ -124,6 +124,12 @@ def paired_contrast(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any
         raise ValueError("the conditions share no scenario that every model scored in both")
     na, da = _matrix(a, metric, models, scenarios)
     nb, db = _matrix(b, metric, models, scenarios)
+    # A model without a denominator in a condition (Accept% of an agent that never recommends) has no value
+    # for this metric: it is left out of the pool rather than turning it into NaN.
+    keep = (da.sum(1) > 0) & (db.sum(1) > 0)
+    if not keep.any():
+        raise ValueError(f"no model has a {metric} value in both conditions (no denominator)")
+    na, da, nb, db = na[keep], da[keep], nb[keep], db[keep]
     k = scale(metric)
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         # a resample without any denominator (e.g. no recommendation turn drawn) is NaN and left out
@@ -138,7 +144,7 @@ def paired_contrast(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any
         alpha = (1 - confidence) / 2
         low, high = np.nanpercentile(boot, [100 * alpha, 100 * (1 - alpha)])
     return Contrast(metric, float(va.mean()), float(vb.mean()), float((vb - va).mean()), float(low), float(high),
-                    len(scenarios), len(models), n_resamples, confidence)
+                    len(scenarios), int(keep.sum()), n_resamples, confidence)
 
 
 def pooled_value(rows: Sequence[Mapping[str, Any]], metric: str = "success") -> float:

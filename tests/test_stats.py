@@ -116,3 +116,11 @@ def test_metrics_disclosure_distribution_and_asks() -> None:
     assert asks_per_dialogue(rows) == pytest.approx((1 + 4 + 4 + 2) / 4)
     assert summarize(rows)["asks"] == asks_per_dialogue(rows)
     assert stats.pooled_value([row("m", "s", o) for o in rows], "asks") == asks_per_dialogue(rows)
+
+
+def test_a_model_without_a_denominator_is_left_out_of_that_metric() -> None:
+    a = [row("m", "s0", outcome(False, recs=2, accepts=1)), row("never", "s0", outcome(False, recs=0, accepts=0))]
+    b = [row("m", "s0", outcome(False, recs=2, accepts=2)), row("never", "s0", outcome(False, recs=0, accepts=0))]
+    c = stats.paired_contrast(a, b, "accept", n_resamples=50)
+    assert (c.a, c.b, c.n_models) == (50.0, 100.0, 1)
+    assert stats.paired_contrast(a, b, "success", n_resamples=50).n_models == 2
