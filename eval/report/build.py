@@ -10,7 +10,9 @@ from typing import Any
 from .. import stats
 from ..runner import read_run
 from . import figures, render, tables, viewer
-from .tables import REALIZATION_NAMES, RUNG_NAMES
+from .tables import RUNG_NAMES
+
+SHORT = {"prosody": "Prosody", "explicit": "Explicit"}
 
 
 def build_report(run_dir: str | Path, out_dir: str | Path | None = None, *, n_scenarios: int = viewer.N_SCENARIOS,
@@ -87,7 +89,7 @@ def _figures(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, bytes]]:
                                                "Action composition by state label")))
     text = tables.cells_of(rows, "text")
     if text:
-        groups = [(f"{a} · {REALIZATION_NAMES[r][:8]} · {c}" + ("" if iv == "correct" else f" {iv}"), v)
+        groups = [(f"{a} · {SHORT[r]} · {c}" + ("" if iv == "correct" else f" {iv}"), v)
                   for (_, a, r, c, iv, _), v in text.items()]
         out.append(("figure4-actions", "Action composition of the text conditions (cf. the paper's Figure 4)",
                     figures.action_composition(groups, "Action composition, text conditions")))
@@ -95,7 +97,7 @@ def _figures(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, bytes]]:
                     figures.disclosure(groups, "Disclosure of the three hidden needs")))
     spoken = tables.cells_of(rows, "spoken")
     if spoken:
-        groups = [(f"{a} · {REALIZATION_NAMES[r][:8]} · {c}", v) for (_, a, r, c, _, _), v in spoken.items()]
+        groups = [(f"{a} · {SHORT[r]} · {c}", v) for (_, a, r, c, _, _), v in spoken.items()]
         out.append(("figure5-disclosure-spoken", "Hidden needs disclosed per rollout, spoken conditions",
                     figures.disclosure(groups, "Disclosure, spoken conditions")))
     return out
