@@ -181,6 +181,11 @@ def test_full_omni_checkpoint_layout_loads_as_thinker(omni_path, tmp_path, clips
         assert torch.equal(x, y), name
     req = [GenerationRequest(chat(clips[1]), 0, "e/1")]
     assert a.generate(req)[0].text == b.generate(req)[0].text
+    # Without a generation config of its own, the chat template's turn end still stops a reply.
+    from agents.llm.audio_backend import stop_ids
+
+    tok = b.processing.tokenizer
+    assert tok.convert_tokens_to_ids("<|im_end|>") in stop_ids(None, tok)
 
 
 def test_omni_plays_real_episodes_through_the_engine(omni_path):

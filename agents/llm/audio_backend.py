@@ -38,6 +38,19 @@ def _torch():
     return torch
 
 
+def stop_ids(configured: Any, tokenizer: Any) -> set[int]:
+    """Token ids that end a reply: the generation config's, the tokenizer's eos and ChatML's turn ends.
+
+    A thinker loaded out of a full Omni checkpoint may come without a generation config of its own; the
+    chat template's ``<|im_end|>`` still ends the assistant turn.
+    """
+    ids = set(configured if isinstance(configured, list | tuple) else [configured])
+    ids.add(tokenizer.eos_token_id)
+    vocab = tokenizer.get_vocab()
+    ids.update(vocab[t] for t in ("<|im_end|>", "<|endoftext|>") if t in vocab)
+    return {int(i) for i in ids if i is not None}
+
+
 class AudioLLMBackend:
     """A local transformers audio LLM as a :class:`~agents.llm.backend.Backend`."""
 
@@ -86,8 +99,7 @@ class AudioLLMBackend:
         self.model = cls.from_pretrained(root, dtype=torch_dtype, **extra).to(self.device).eval()
         tok = self.processing.tokenizer
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        eos = self.model.generation_config.eos_token_id
-        self.eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [tok.eos_token_id])
+        self.eos_ids = stop_ids(self.model.generation_config.eos_token_id, tok)
 
     @classmethod
     def from_spec(cls, target: str, **kwargs: Any) -> AudioLLMBackend:
@@ -123,7 +135,8 @@ class AudioLLMBackend:
         torch = _torch()
         batch = self.inputs([r.messages for r in requests])
         kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "do_sample": False,
-                                  "pad_token_id": self.pad_id, "temperature": None, "top_p": None, "top_k": None}
+                                  "pad_token_id": self.pad_id, "eos_token_id": sorted(self.eos_ids),
+                                  "temperature": None, "top_p": None, "top_k": None}
         if self.temperature > 0:
             kwargs["logits_processor"] = [SeededSampler([r.seed for r in requests], self.temperature, self.top_p,
                                                         self.top_k, device=self.device)]
