@@ -43,7 +43,7 @@ class Args:
     total_timesteps: int = _arg(20_000, "environment steps of training (all envs together)")
     seed: int = _arg(0, "run seed: PPO initialisation, sampling and the training envs' episode draws")
     out: str = _arg("runs/ppo", "output folder (eval.json, policy.zip, args.json, tb/)")
-    turn_cost: float = _arg(0.02, "reward subtracted per assistant turn (the env's turn_cost)")
+    turn_cost: float = _arg(0.05, "reward subtracted per assistant turn (the env's turn_cost)")
     n_envs: int = _arg(4, "parallel training envs")
     vec_env: str = _arg("dummy", "dummy (reproducible, in-process) or subproc (one process per env)")
     learning_rate: float = _arg(1e-3, "Adam learning rate")
