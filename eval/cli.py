@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d = subparsers.add_parser(
         "demo", help="the quick grid (built-in agents, CPU conditions) end to end, then its report",
         description="Runs eval/grids/quick.toml into --out (resumable) and writes report.md and report.html there.")
-    d.add_argument("--out", type=Path, default=Path("runs/demo"), help="run directory (default runs/demo)")
+    d.add_argument("--out", type=Path, default=None,
+                   help="run directory (default runs/demo, with the options in its name: runs/demo-n4-text)")
     d.add_argument("--n", type=positive_int, default=None, help="cut every scenario subset to its first N")
     d.add_argument("--seed", type=seed_int, default=0, help="run seed (default 0)")
     d.add_argument("--text-only", action="store_true", help="leave out the spoken block (no speech extra needed)")

@@ -45,10 +45,19 @@ def _cut(subset: list[str] | str, n: int) -> list[str] | str:
     return subset
 
 
-def run_demo(out: Path, n: int | None = None, seed: int = 0, text_only: bool = False, report: bool = True) -> int:
+def default_out(n: int | None = None, seed: int = 0, text_only: bool = False) -> Path:
+    """runs/demo for the full demo; other options get their own directory, so runs never collide."""
+    parts = ["demo", *([f"n{n}"] if n is not None else []), *([f"seed{seed}"] if seed else []),
+             *(["text"] if text_only else [])]
+    return Path("runs") / "-".join(parts)
+
+
+def run_demo(out: Path | None, n: int | None = None, seed: int = 0, text_only: bool = False,
+             report: bool = True) -> int:
     from .runner import RunDirError, read_run, run_grid
 
     t0 = time.perf_counter()
+    out = out if out is not None else default_out(n, seed, text_only)
     grid = demo_grid(n, seed, text_only)
     if not text_only:
         from hear2act_env.speech.deps import require
