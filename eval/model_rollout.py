@@ -9,6 +9,8 @@ counted per model.
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
 from .engine import make_specs, write_jsonl
@@ -70,12 +72,16 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
                            **backend_kwargs(args))
 
     info = process_info()
-    trajectories = run_sharded(specs, make, batch_size=args.batch_size, record_prompts=args.record_prompts,
-                               info=info)
+    # Each process streams finished episodes to OUT.part<rank> as they end, so a crash loses nothing
+    # already played; the parts are removed once rank 0 has written the merged file.
+    part = Path(f"{args.out}.part{info.rank}") if args.out else None
+    with _Stream(part) as stream:
+        trajectories = run_sharded(specs, make, batch_size=args.batch_size, record_prompts=args.record_prompts,
+                                   on_done=stream.write, info=info)
+        if trajectories is not None and args.out:
+            print(f"wrote {write_jsonl(trajectories, args.out)}")
     if trajectories is None:  # not the main process
         return 0
-    if args.out:
-        print(f"wrote {write_jsonl(trajectories, args.out)}")
     rows = []
     for t in trajectories:
         if t["failed"]:
@@ -95,3 +101,28 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     if rows:
         print(format_table({f"{args.agent} {args.env} {args.access}": summarize(rows)}, COLUMNS))
     return 0 if failed < len(trajectories) else 1
+
+
+class _Stream:
+    """Appends each finished trajectory to a part file (flushed per line); deletes it on a clean exit."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._file: Any = None
+
+    def __enter__(self) -> _Stream:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("w", encoding="utf-8")
+        return self
+
+    def write(self, trajectory: dict[str, Any]) -> None:
+        if self._file is not None:
+            self._file.write(json.dumps(trajectory, ensure_ascii=False) + "\n")
+            self._file.flush()
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if self._file is not None:
+            self._file.close()
+            if exc_type is None and self.path is not None:
+                self.path.unlink()

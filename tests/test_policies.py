@@ -187,6 +187,7 @@ def test_cli_rollout_with_a_scripted_model(tmp_path: Path, capsys: pytest.Captur
     assert "episodes 3 (failed 0, on 1 process(es)); parse failures 3/" in printed
     assert printed.count("parse_failures=1") == 3
     assert len(out.read_text().splitlines()) == 3
+    assert not list(tmp_path.glob("t.jsonl.part*"))  # the streamed part file is gone once the merge is written
 
 
 # -- hf: backend on a tiny random model -------------------------------------------------------------------------------
