@@ -89,9 +89,10 @@ def read_run(run_dir: str | Path) -> list[dict[str, Any]]:
     for f in files:
         for row in read_rollouts(f):
             rid = row["rollout_id"]
-            if rid in by_id and by_id[rid] != row:
+            old = by_id.get(rid)
+            if old is not None and old != row and not old.get("failed"):
                 raise RunDirError(f"{f}: rollout {rid} appears twice with different content")
-            by_id[rid] = row
+            by_id[rid] = row  # a retried rollout (--retry-failed) supersedes its failed record
     return list(by_id.values())
 
 
@@ -235,8 +236,13 @@ def _policy(cell: Cell) -> Any:
 
 
 def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), *, batch_size: int = 16,
-             progress: bool = True, make_policy: Callable[[Cell], Any] = _policy) -> dict[str, Any]:
-    """Run (or resume) one shard of a grid into ``out``; returns counts (total, skipped, run, failed)."""
+             progress: bool = True, make_policy: Callable[[Cell], Any] = _policy,
+             retry_failed: bool = False) -> dict[str, Any]:
+    """Run (or resume) one shard of a grid into ``out``; returns counts (total, skipped, run, failed).
+
+    A failed rollout (a model call that failed for good) is a recorded result and is not re-run on resume,
+    unless ``retry_failed``: then it is played again and its new line supersedes the failed one.
+    """
     from .engine import EpisodeSpec, run_episodes
 
     out = Path(out)
@@ -250,7 +256,8 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
         if other:
             raise RunDirError(f"{path}: rollouts there were played on another scenario bank ({', '.join(other)}; "
                               f"now {bank}); resuming would mix banks. Use a new --out directory")
-        done = {row["rollout_id"] for row in existing}
+        latest = {row["rollout_id"]: row for row in existing}  # file order: a retry supersedes a failure
+        done = {rid for rid, row in latest.items() if not (retry_failed and row.get("failed"))}
         todo = [r for r in planned if r.rollout_id not in done]
         bar = Progress(len(planned), len(planned) - len(todo), progress)
         writer = DurableWriter(path)
@@ -324,6 +331,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=16, help="episodes in flight per policy call (default 16)")
     p.add_argument("--wandb", action="store_true", help="log config and per-cell summaries to Weights & Biases "
                                                          "(offline unless WANDB_MODE is set)")
+    p.add_argument("--retry-failed", action="store_true", help="play failed rollouts again (after fixing a server); "
+                                                                "the new line supersedes the failed one")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_eval)
 
@@ -340,7 +349,8 @@ def _eval(args: argparse.Namespace) -> int:
         if args.batch_size < 1:
             raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
         t0 = time.perf_counter()
-        result = run_grid(grid, args.out, shard_spec, batch_size=args.batch_size, progress=not args.quiet)
+        result = run_grid(grid, args.out, shard_spec, batch_size=args.batch_size, progress=not args.quiet,
+                          retry_failed=args.retry_failed)
     except (GridError, RunDirError, ValueError, ImportError) as e:
         print(f"hear2act eval: error: {e}", file=sys.stderr)
         return 2

@@ -180,3 +180,43 @@ def test_cli_runs_and_reports_counts(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert cli_main(["eval", str(grid)]) == 2
     assert "--out RUN_DIR is required" in capsys.readouterr().err
     assert os.path.exists(tmp_path / "run" / "grid.toml")
+
+
+class FlakyServer:
+    """A rule policy whose 'server' fails for good on one scenario (the episode fails, is never scored)."""
+
+    def __init__(self, cell, bad: str) -> None:
+        from agents.adapter import RuleAgentPolicy
+
+        self.inner, self.bad, self.name = RuleAgentPolicy(cell.agent_spec, access=cell.access), bad, cell.agent
+
+    def act_batch(self, items):
+        from agents.base import PolicyOutput
+
+        outs = self.inner.act_batch(items)
+        return [PolicyOutput(action="", raw="", error="HTTP 500 after 3 retries")
+                if it.info_reset["scenario_id"] == self.bad and it.turn == 1 else o for it, o in zip(items, outs,
+                                                                                                      strict=True)]
+
+
+def test_failed_rollouts_are_recorded_and_never_scored(tmp_path: Path) -> None:
+    from eval.report.tables import cells_of, overview_table
+    from hear2act_env import load_scenarios
+
+    bad = load_scenarios()[1].id
+    g = parse_grid(GRID.replace("first:30", "first:3").replace('"transcript-rule", ', ""))
+    result = run_grid(g, tmp_path / "run", progress=False, make_policy=lambda cell: FlakyServer(cell, bad))
+    rows = read_run(tmp_path / "run")
+    failed = [r for r in rows if r["failed"]]
+    assert result["failed"] == len(failed) > 0 and {r["scenario_id"] for r in failed} == {bad}
+    assert all(r["outcome"] is None and r["failed"] == "HTTP 500 after 3 retries" for r in failed)
+    # a resume does not retry them: the failure is the recorded result of that rollout ...
+    assert run_grid(g, tmp_path / "run", progress=False)["run"] == 0
+    # ... unless asked to, once the server is fixed: the new lines supersede the failed ones
+    retried = run_grid(g, tmp_path / "run", progress=False, retry_failed=True)
+    assert retried["run"] == len(failed) and retried["failed"] == 0
+    assert not [r for r in read_run(tmp_path / "run") if r["failed"]]
+    assert run_grid(g, tmp_path / "run", progress=False, retry_failed=True)["run"] == 0
+    table = overview_table(rows)  # the run as it was before the retry
+    n_failed = sum(int(values[1].text) for _, values in table.rows)
+    assert n_failed == len(failed) and len(table.rows) == len(cells_of(rows))
