@@ -29,6 +29,8 @@ PROBLEM_CUES = re.compile(
 )
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 GENERAL_QUESTION = "Is there anything about this option that doesn't work for you?"
+_HIGH_FIRST = re.compile(r"\b(best|highest|top)[- ](rated|reviewed|rating)|\bbest reviews\b", re.IGNORECASE)
+_LOW_FIRST = re.compile(r"\b(cheapest|lowest|least expensive|most affordable)\b", re.IGNORECASE)
 UNRESOLVED = re.compile(r"\bunresolved\b", re.IGNORECASE)
 NEGATIVE_AFFECT = frozenset({"sad", "angry"})
 
@@ -41,7 +43,7 @@ class Catalog:
     order: tuple[int, ...]  # option numbers, best first on the inferred priority
 
     @classmethod
-    def parse(cls, options_text: str, opening: int) -> Catalog:
+    def parse(cls, options_text: str, opening: int, request: str = "") -> Catalog:
         names, tails = {}, {}
         for line in options_text.splitlines():
             number, _, rest = line.partition(". ")
@@ -61,21 +63,32 @@ class Catalog:
                 columns.append(col)
                 continue
             break
-        return cls(names, _priority_order(columns, opening, sorted(names)))
+        return cls(names, _priority_order(columns, opening, sorted(names), request))
 
 
-def _priority_order(columns: list[dict[int, float]], opening: int, numbers: list[int]) -> tuple[int, ...]:
-    """Order options by the numeric column the opening leads on (the request's ranking)."""
-    best: tuple[float, int, list[int]] | None = None
+def _priority_order(
+    columns: list[dict[int, float]], opening: int, numbers: list[int], request: str = ""
+) -> tuple[int, ...]:
+    """Order options by the numeric column the opening leads on (the request's ranking).
+
+    When the opening leads on two columns at once (cheapest *and* best-rated), the
+    request's own words break the tie: "best-rated" ranks high-first, "cheapest" low-first.
+    """
+    wants = 0
+    if _HIGH_FIRST.search(request):
+        wants = -1
+    elif _LOW_FIRST.search(request):
+        wants = 1
+    best: tuple[float, int, int, list[int]] | None = None
     for col in columns:
         distinct = len(set(col.values()))
         for sign in (1, -1):
             ranked = sorted(numbers, key=lambda n, c=col, s=sign: (s * c[n], n))
             rank = ranked.index(opening)
-            key = (rank, -distinct)
-            if best is None or key < best[:2]:
-                best = (rank, -distinct, ranked)
-    return tuple(best[2]) if best else tuple(numbers)
+            key = (rank, int(wants != 0 and sign != wants), -distinct)
+            if best is None or key < best[:3]:
+                best = (*key, ranked)
+    return tuple(best[3]) if best else tuple(numbers)
 
 
 def _last_recommended(lines: list[str]) -> int | None:
@@ -100,7 +113,8 @@ class TranscriptRuleAgent:
     def reset(self, observation: dict[str, str], info: dict[str, Any]) -> None:
         lines = observation.get("transcript", "").splitlines()
         opening = _last_recommended(lines) or 1
-        self.catalog = Catalog.parse(observation["options"], opening)
+        request = lines[0][len("User: "):] if lines else ""
+        self.catalog = Catalog.parse(observation["options"], opening, request)
         self.ruled_out, self.asked = set(), set()
 
     def problem(self, observation: dict[str, str], user_words: str) -> bool:
