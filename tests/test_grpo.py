@@ -164,6 +164,28 @@ def test_every_reward_term_is_logged_under_its_own_name(omni_run):
 
 
 @pytest.mark.slow
+def test_every_reward_term_is_active_through_trls_reward_plumbing(omni_run):
+    """A well-formed, grounded completion scores on every term when TRL hands the rewards the dataset columns."""
+    trainer = omni_run["trainer"]
+    rows = trainer.train_dataset.to_list()
+    inputs = [dict(r, prompt=attach_audio(r["prompt"], np.asarray(r["audio"], dtype=np.float32))) for r in rows]
+    completions = []
+    for r in rows:
+        last = r["transcript"].splitlines()[-1].removeprefix("User: ")
+        completions.append(f"<think>The user said '{last}' but the pitch falls at the end and sounds hesitant, "
+                           "so a need may be unmet; I should ask.</think>"
+                           "<answer>[ACTION: ASK] What else matters to you?</answer>")
+    ids = [trainer._tokenizer(c)["input_ids"] for c in completions]
+    scores = trainer._calculate_rewards(inputs, [x["prompt"] for x in inputs], completions, ids)
+    assert scores.shape == (len(rows), len(TERMS))
+    by_term = dict(zip(TERMS, scores.T.tolist(), strict=True))
+    assert all(v > 0 for v in by_term["accuracy"]) and by_term["format"] == [1.0] * len(rows)
+    assert by_term["consistency"] == [1.0] * len(rows) and by_term["keywords"] == [1.0] * len(rows)
+    assert all(v < 0 for v in by_term["overthinking"])
+    assert all(v in (1.0, -1.0) for v in by_term["evidence"])  # one claim, checked against the row's own audio
+
+
+@pytest.mark.slow
 def test_no_thinker_forward_runs_without_audio_features(omni_run):
     calls = omni_run["calls"]
     with_audio = [c for c in calls if c["audio_tokens"]]

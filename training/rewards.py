@@ -170,6 +170,17 @@ def _content_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z']{4,}", text.lower()) if w not in _STOP}
 
 
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+def _quotes(reasoning: str, turn: str) -> bool:
+    """The reasoning repeats the user's turn (at least two words): assent like "Okay, sounds good." has no
+    content words, yet quoting it is exactly what grounds a reading of its delivery."""
+    said = _normal(turn)
+    return len(said.split()) >= 2 and said in _normal(reasoning)
+
+
 def _last_user_turn(transcript: str) -> str:
     lines = [ln for ln in transcript.splitlines() if ln.startswith("User: ")]
     return lines[-1][len("User: "):] if lines else ""
@@ -179,8 +190,8 @@ def keywords_reward(completions: Sequence[Any], transcript: Sequence[str] | None
                     **kwargs: Any) -> list[float]:
     """Mean of four checks on the reasoning: it cites the user's last words, the delivery, the needs, and reasons.
 
-    * dialogue: at least one content word of the user's last turn (or
-      ``(spoken)`` turns: any transcript word) appears in the reasoning;
+    * dialogue: the reasoning quotes the user's last turn or shares a content
+      word with it (``(spoken)`` turns: with any transcript line);
     * delivery: it names how the user sounded (tone, hesitant, flat, ...);
     * needs: it talks about needs / requirements / options;
     * logic: it uses a connective (because, so, but, ...).
@@ -189,6 +200,9 @@ def keywords_reward(completions: Sequence[Any], transcript: Sequence[str] | None
     >>> keywords_reward(["<think>She said it could work but sounded hesitant, so a need is unmet.</think>"
     ...                  "<answer>[ACTION: ASK] x</answer>", "<think>ok</think><answer>y</answer>"], t * 2)
     [1.0, 0.0]
+    >>> keywords_reward(["<think>'Okay, sounds good' but flat, so a need is unmet.</think>"],
+    ...                 ["User: Okay, sounds good."])
+    [1.0]
     """
     transcripts = list(transcript) if transcript is not None else [""] * len(completions)
     out = []
@@ -196,7 +210,7 @@ def keywords_reward(completions: Sequence[Any], transcript: Sequence[str] | None
         reasoning, _ = split_reasoning(completion_text(c))
         last = _last_user_turn(t)
         source = t if last.strip() in ("", "(spoken)") else last
-        grounded = bool(_content_words(source) & _content_words(reasoning))
+        grounded = bool(_content_words(source) & _content_words(reasoning)) or _quotes(reasoning, last)
         checks = (grounded, bool(_DELIVERY.search(reasoning)), bool(_NEEDS.search(reasoning)),
                   bool(_LOGIC.search(reasoning)))
         out.append(sum(checks) / len(checks))
