@@ -16,6 +16,7 @@ Format (``eval/grids/paper.toml`` is the paper's design, ``quick.toml`` the CPU 
 
     [conditions]                               # label = env access (+ options); the six
     HuBERT = { access = "T+affect", affect = "hf:/models/hubert-large-superb-er" }  # access names are built in
+    "T+S_hat" = { access = "T+S_hat", perceiver = "self" }   # two-stage: the agent's own model hears the audio
 
     [renderers]                                # label = registered renderer name
     "Qwen3-TTS" = "hibari"
@@ -59,7 +60,7 @@ BLOCK_FIELDS = frozenset(
     {"name", "kind", "agents", "realizations", "conditions", "interventions", "renderers", "repeats", "scenarios"}
 )
 TOP_FIELDS = frozenset({"name", "seed", "description", "agents", "conditions", "renderers", "scenarios", "block"})
-CONDITION_FIELDS = frozenset({"access", "affect"})
+CONDITION_FIELDS = frozenset({"access", "affect", "perceiver"})
 GRIDS_DIR = Path(__file__).resolve().parent / "grids"
 
 
@@ -85,6 +86,7 @@ class Cell:
     scenarios: str
     repeats: int
     agent_kwargs: tuple[tuple[str, Any], ...] = ()  # extra make_policy arguments (sorted items)
+    perceiver: str = ""  # T+S_hat first stage: "" (the env's CPU perceiver), "self" (the agent's model) or a spec
 
     @property
     def env_id(self) -> str:
@@ -313,7 +315,7 @@ def _agents(table: Any, where: str) -> dict[str, tuple[str, tuple[tuple[str, Any
 def _conditions(table: Any, where: str) -> dict[str, dict[str, str]]:
     from hear2act_env.env import ACCESS
 
-    out = {access: {"access": access, "affect": ""} for access in ACCESS}  # built in: the env's access names
+    out = {access: {"access": access, "affect": "", "perceiver": ""} for access in ACCESS}  # built in
     if not isinstance(table, Mapping):
         raise GridError(f"{where}: [conditions] must be a table of label = {{access = ...}}")
     for label, spec in table.items():
@@ -329,7 +331,11 @@ def _conditions(table: Any, where: str) -> dict[str, dict[str, str]]:
         affect = spec.get("affect", "")
         if affect and spec["access"] != "T+affect":
             raise GridError(f"{where}: conditions.{label}.affect only applies to access 'T+affect'")
-        out[label] = {"access": spec["access"], "affect": _str(affect, where, f"conditions.{label}.affect")}
+        perceiver = spec.get("perceiver", "")
+        if perceiver and spec["access"] != "T+S_hat":
+            raise GridError(f"{where}: conditions.{label}.perceiver only applies to access 'T+S_hat'")
+        out[label] = {"access": spec["access"], "affect": _str(affect, where, f"conditions.{label}.affect"),
+                      "perceiver": _str(perceiver, where, f"conditions.{label}.perceiver")}
     return out
 
 
@@ -416,4 +422,5 @@ def _block_cells(block: Any, index: int, where: str, agents: dict[str, tuple[str
                         c = conditions[cond]
                         spec, kwargs = agents.get(agent, (agent, ()))
                         yield Cell(name, kind, agent, spec, realization, cond, c["access"], c["affect"], iv,
-                                   renderer, renderers.get(renderer, renderer), subset, repeats, kwargs)
+                                   renderer, renderers.get(renderer, renderer), subset, repeats, kwargs,
+                                   c["perceiver"])

@@ -200,7 +200,15 @@ def _env_kwargs(cell: Cell, perceivers: dict[str, Any]) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     if cell.renderer_spec:
         kwargs["renderer"] = cell.renderer_spec
-    if cell.access in ("T+S_hat", "T+affect"):
+    if cell.perceiver:
+        # The paper's two-stage T+S_hat (cards P6c/P6d): an audio LLM writes the state sentence, loaded once.
+        spec = cell.agent_spec if cell.perceiver == "self" else cell.perceiver
+        if spec not in perceivers:
+            from agents.llm.perceiver_llm import make_perceiver
+
+            perceivers[spec] = make_perceiver(spec)
+        kwargs["perceiver"] = perceivers[spec]
+    elif cell.access in ("T+S_hat", "T+affect"):
         # One enrolled perceiver per renderer, shared by every env (the engine keeps one env per episode in
         # flight, and each would otherwise enroll its own: same baseline, many renders). The default affect
         # rule reads the same baseline.

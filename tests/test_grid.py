@@ -177,3 +177,12 @@ def test_agent_tables_carry_policy_arguments() -> None:
     assert cell.to_dict()["agent_kwargs"] == {"concurrency": 64}
     with pytest.raises(GridError, match=r"agents\.m must be a spec string"):
         parse_grid(text.replace('spec = "openai', 'sp = "openai'))
+
+
+def test_two_stage_perceiver_condition() -> None:
+    paper = load_grid("paper")
+    assert {c.perceiver for c in paper.cells if c.access == "T+S_hat"} == {"self"}
+    assert {c.perceiver for c in paper.cells if c.access != "T+S_hat"} == {""}
+    bad = GOOD.replace("[scenarios]", '[conditions]\nX = { access = "T", perceiver = "self" }\n[scenarios]')
+    with pytest.raises(GridError, match="perceiver only applies to access 'T\\+S_hat'"):
+        parse_grid(bad)
