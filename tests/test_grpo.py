@@ -255,6 +255,12 @@ def test_cli_defaults_are_cesars_and_every_grpo_field_passes_through(tmp_path):
                           "--weights", "evidence=2", "--global_batch", "0", "--gradient_accumulation_steps", "3"])
     assert (config.loss_type, config.use_vllm, config.vllm_mode) == ("grpo", True, "colocate")
     assert config.reward_weights == [5.0, 2.0] and config.gradient_accumulation_steps == 3
+    from training.grpo import _peft_config
+
+    args, _ = parse(["--model", "m", "--output_dir", str(tmp_path), "--lora_r", "16",
+                     "--lora_target_modules", "q_proj,v_proj"])
+    lora = _peft_config(args)
+    assert lora.r == 16 and set(lora.target_modules) == {"q_proj", "v_proj"}
     with pytest.raises(ValueError, match="access"):
         parse(["--model", "m", "--output_dir", str(tmp_path), "--access", "X"])
     with pytest.raises(ValueError, match="unknown"):

@@ -192,10 +192,14 @@ def _reference_dir(model: Any, processing: Any, path: str, out: Path) -> None:
     arch = (json.loads((Path(path) / "config.json").read_text(encoding="utf-8")).get("architectures") or [""])[0]
     if arch == type(model).__name__:
         return
+    from accelerate import PartialState
+
     ref = out / "reference-thinker"
-    model.save_pretrained(ref)
-    processing.tokenizer.save_pretrained(ref)
-    processing.feature_extractor.save_pretrained(ref)
+    with PartialState().main_process_first():  # one process writes, the others find it written
+        if not (ref / "config.json").is_file():
+            model.save_pretrained(ref)
+            processing.tokenizer.save_pretrained(ref)
+            processing.feature_extractor.save_pretrained(ref)
     model.config._name_or_path = str(ref)
     model.name_or_path = str(ref)
 
@@ -254,14 +258,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     trainer.train()
     summary = summarize(trainer, time.perf_counter() - start)
     trainer.save_model(str(out))
-    processing = getattr(trainer, "audio_processing", None)
-    if processing is not None and trainer.accelerator.is_main_process:  # loadable by omni:OUT for evaluation
-        processing.feature_extractor.save_pretrained(out)
-        (out / "chat_template.json").write_text(json.dumps({"chat_template": processing.chat_template}),
-                                                encoding="utf-8")
-    (out / "grpo_log.json").write_text(json.dumps(trainer.state.log_history, indent=1) + "\n", encoding="utf-8")
-    (out / "grpo_summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     if trainer.accelerator.is_main_process:
+        processing = getattr(trainer, "audio_processing", None)
+        if processing is not None:  # loadable by omni:OUT for evaluation (a LoRA run saves the adapter only)
+            processing.feature_extractor.save_pretrained(out)
+            (out / "chat_template.json").write_text(json.dumps({"chat_template": processing.chat_template}),
+                                                    encoding="utf-8")
+        (out / "grpo_log.json").write_text(json.dumps(trainer.state.log_history, indent=1) + "\n", encoding="utf-8")
+        (out / "grpo_summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
         print(f"GRPO {args.access}: {summary['steps']} steps, {len(dataset)} states, mean step "
               f"{summary['mean_step_time_s']:.2f} s; wrote {out}", file=sys.stderr)
     return summary
