@@ -302,6 +302,30 @@ def test_tool_env_plays_an_episode_and_rewards_the_outcome():
     assert env.get_reward() == 0.0
 
 
+def test_cli_tools_mode_builds_a_stock_trainer_on_the_tool_env(tmp_path):
+    from pathlib import Path
+
+    import trl
+    from transformers import AutoTokenizer
+
+    from training.grpo import build_dataset, build_trainer, parse
+
+    path = build_tiny_causal_lm(tmp_path / "lm")
+    tok = AutoTokenizer.from_pretrained(path)
+    tok.chat_template = (Path(trl.__file__).parent / "chat_templates" / "qwen2_5.jinja").read_text()
+    tok.save_pretrained(path)
+    args, config = parse(["--model", str(path), "--access", "T+S", "--tools", "true", "--output_dir",
+                          str(tmp_path / "out"), "--n_scenarios", "1", "--num_generations", "2",
+                          "--per_device_train_batch_size", "2", "--global_batch", "2"])
+    dataset = build_dataset(args)
+    assert {"scenario_id", "seed", "history", "access"} <= set(dataset.column_names)
+    trainer = build_trainer(args, config, dataset)
+    assert type(trainer).__name__ == "GRPOTrainer" and trainer.reward_func_names == ["Hear2ActToolEnv"]
+    assert {t.__name__ for t in trainer.tools} == {"ask", "clarify", "recommend", "confirm"}
+    with pytest.raises(ValueError, match="tools"):
+        parse(["--model", str(path), "--access", "A+T", "--tools", "true", "--output_dir", str(tmp_path)])
+
+
 @pytest.mark.slow
 def test_stock_grpo_trainer_trains_on_the_tool_env(tmp_path):
     from pathlib import Path

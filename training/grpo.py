@@ -67,6 +67,9 @@ class Hear2ActArgs:
     lora_r: int = field(default=0, metadata={"help": "LoRA rank via peft (0 = full fine-tuning)"})
     lora_alpha: int = field(default=32)
     lora_target_modules: str = field(default="all-linear", metadata={"help": "'all-linear' or a comma list"})
+    tools: bool = field(default=False, metadata={"help": "play whole episodes in TRL's multi-turn tool loop "
+                                                         "(environment_factory=Hear2ActToolEnv; text access T/T+S; "
+                                                         "the reward is the episode outcome)"})
 
 
 def parse_weights(names: list[str], overrides: str) -> list[float]:
@@ -144,6 +147,8 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
         raise ValueError("--model is required (a checkpoint directory)")
     if args.access not in ACCESS:
         raise ValueError(f"--access must be one of {ACCESS}, got {args.access!r}")
+    if args.tools and args.access not in ("T", "T+S"):
+        raise ValueError(f"--tools plays text access T or T+S (TRL's tool loop carries no audio), got {args.access}")
     if config.use_vllm and args.access in AUDIO_ACCESS:
         raise ValueError(f"--use_vllm: TRL's vLLM path carries images only, not audio; access {args.access} "
                          "generates with transformers (drop --use_vllm or train a text access)")
@@ -151,7 +156,10 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     unknown = [n for n in names if n not in REWARDS]
     if unknown or not names:
         raise ValueError(f"--rewards: unknown or empty {unknown or names}; choose from {sorted(REWARDS)}")
-    if config.reward_weights is None:
+    if args.tools:  # the only reward is the env's outcome (TRL adds it with weight 1)
+        if config.reward_weights is not None or args.weights:
+            raise ValueError("--tools: the reward is the episode outcome; drop --reward_weights / --weights")
+    elif config.reward_weights is None:
         config.reward_weights = parse_weights(names, args.weights)
     elif len(config.reward_weights) != len(names):
         raise ValueError(f"--reward_weights has {len(config.reward_weights)} values for {len(names)} rewards {names}")
@@ -163,9 +171,12 @@ def build_dataset(args: Hear2ActArgs):
     from datasets import Dataset
 
     from .grpo_data import collect_states, default_episodes, training_rows
+    from .tools_env import tool_rows
 
     episodes = default_episodes(args.n_scenarios, args.states_seed, per_scenario=args.episodes_per_scenario)
     states = collect_states(args.realization, episodes, max_per_episode=args.states_per_episode)
+    if args.tools:
+        return Dataset.from_list(tool_rows(states, args.access))
     return Dataset.from_list(training_rows(states, args.access, assistant=args.assistant))
 
 
@@ -212,6 +223,8 @@ def build_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
     funcs = make_reward_funcs(names, accuracy={"outcome_weight": args.outcome_weight},
                               overthinking={"norm": args.overthinking_norm})
     peft_config = _peft_config(args)
+    if args.tools and _model_type(args.model) in OMNI_TYPES:
+        raise ValueError("--tools trains a text LM with a tool-calling chat template, not an Omni checkpoint")
     if _model_type(args.model) in OMNI_TYPES:
         from .omni_grpo import OmniGRPOTrainer, load_omni_for_training
 
@@ -229,6 +242,12 @@ def build_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
 
+    extra: dict[str, Any] = {}
+    if args.tools:  # TRL's own multi-turn loop; the env's get_reward() is the reward
+        from .tools_env import Hear2ActToolEnv
+
+        funcs, extra = [], {"environment_factory": Hear2ActToolEnv}
+
     dtypes = {"auto": torch.bfloat16 if torch.cuda.is_available() else torch.float32, "bfloat16": torch.bfloat16,
               "float16": torch.float16, "float32": torch.float32}
     if args.dtype not in dtypes:
@@ -236,7 +255,7 @@ def build_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=dtypes[args.dtype])
     tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
     return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=dataset,
-                       processing_class=tokenizer, peft_config=peft_config)
+                       processing_class=tokenizer, peft_config=peft_config, **extra)
 
 
 def summarize(trainer: Any, wall_s: float) -> dict[str, Any]:
