@@ -82,6 +82,9 @@ class OmniGRPOTrainer(_trainer_base()):
         counts = _clips_per_row(prompts)
         if not any(counts):
             return super()._tokenize_prompts(prompts)
+        if self.use_vllm or self.use_transformers_continuous_batching:
+            raise ValueError("audio prompts need transformers generate(): TRL's vLLM and continuous-batching paths "
+                             "drop the audio features (set use_vllm=False, use_transformers_continuous_batching=False)")
         if len(set(counts)) != 1:
             raise ValueError(f"every prompt of a batch needs the same number of audio clips, got {counts}; "
                              "build the dataset from one access condition")
