@@ -108,6 +108,7 @@ _DECISION_VERB = re.compile(
     r"clarify)\w*\b(?:[^.;!?\n]{0,40}?\boption\s*(?:#|number\s*)?(\d+))?", re.IGNORECASE)
 _DECISION_CUE = re.compile(r"\b(I will|I'll|I should|I need to|let me|let's|next|so|therefore|thus|best|decide|"
                            r"action|better to)\b", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:\bnot|\bnever|n't|\bno)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _VERB_KIND = {"recommend": "recommend", "suggest": "recommend", "propose": "recommend", "offer": "recommend",
               "switch": "recommend", "confirm": "confirm", "book": "confirm", "finalize": "confirm",
               "finalise": "confirm", "lock in": "confirm", "go with": "confirm", "ask": "ask", "question": "ask",
@@ -123,11 +124,15 @@ def stated_decision(reasoning: str) -> tuple[str, int | None] | None:
     ('recommend', 4)
     >>> stated_decision("Nothing decided.") is None
     True
+    >>> stated_decision("She sounds flat, so I won't confirm yet and will ask instead.")
+    ('ask', None)
     """
     sentences = [s for s in re.split(r"(?<=[.!?;])\s+|\n+", reasoning) if s.strip()]
     ordered = [s for s in sentences if _DECISION_CUE.search(s)] or sentences
     for sentence in reversed(ordered):
-        m = _DECISION_VERB.search(sentence)
+        # "I won't confirm yet, I'll ask": a negated verb is not the decision
+        m = next((m for m in _DECISION_VERB.finditer(sentence)
+                  if not _NEGATED.search(sentence[max(0, m.start() - 24):m.start()])), None)
         if m is not None:
             verb = re.sub(r"\s+", " ", m.group(1).lower())
             kind = _VERB_KIND.get(verb) or _VERB_KIND.get(verb.rstrip("e")) or "confirm"
