@@ -39,6 +39,11 @@ import gymnasium as gym
 
 import hear2act_env
 from agents.base import Policy, PolicyInput, PolicyOutput
+from agents.llm.perceiver_llm import PerceptionError
+
+# Failures of an external model the env calls for its observation (an audio-LLM perceiver):
+# they end that one episode as failed, with the reason, instead of stopping the run.
+EPISODE_ERRORS: tuple[type[BaseException], ...] = (PerceptionError,)
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,14 @@ class _Episode:
             traj["turns"].append(record)
             traj["failed"] = out.error
             return True
-        obs, reward, terminated, truncated, info = self.env.step(out.action)
+        try:
+            obs, reward, terminated, truncated, info = self.env.step(out.action)
+        except EPISODE_ERRORS as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            record.update(parsed_kind=None, option=None, parse_error="", error=reason)
+            traj["turns"].append(record)
+            traj["failed"] = reason
+            return True
         kind = info["action"]
         words, delivery, audio_seed = self.env.unwrapped.utterance
         record.update(
@@ -171,7 +183,15 @@ def run_episodes(
         while queue or active:
             while queue and len(active) < batch_size:
                 i = queue.popleft()
-                active.append(_start(i, specs[i], keys[i], pool, policy))
+                started = _start(i, specs[i], keys[i], pool, policy)
+                if isinstance(started, _Episode):
+                    active.append(started)
+                    continue
+                results[i] = started  # failed at reset: recorded, never scored
+                if on_done is not None:
+                    on_done(started)
+            if not active:
+                continue
             outputs = policy.act_batch([ep.pending() for ep in active])
             if len(outputs) != len(active):
                 raise RuntimeError(f"policy {policy.name!r} returned {len(outputs)} outputs for {len(active)} inputs")
@@ -191,9 +211,19 @@ def run_episodes(
     return [r for r in results if r is not None]
 
 
-def _start(index: int, spec: EpisodeSpec, key: str, pool: _EnvPool, policy: Policy) -> _Episode:
+def _start(index: int, spec: EpisodeSpec, key: str, pool: _EnvPool, policy: Policy) -> _Episode | dict[str, Any]:
+    """The episode in flight, or (when the env's reset fails on an external model) its failed trajectory."""
     env = pool.take(spec)
-    obs, info = env.reset(seed=spec.seed, options={"scenario_id": spec.scenario_id})
+    try:
+        obs, info = env.reset(seed=spec.seed, options={"scenario_id": spec.scenario_id})
+    except EPISODE_ERRORS as exc:
+        pool.give(spec, env)
+        return {
+            "key": key, "env_id": spec.env_id, "scenario_id": spec.scenario_id, "seed": spec.seed,
+            "access": spec.access, "intervention": spec.intervention, "agent": policy.name,
+            "prompt_version": getattr(policy, "prompt_version", ""), "failed": f"{type(exc).__name__}: {exc}",
+            "outcome": None, "opening": None, "turns": [], "parse_failures": 0, "n_tokens": 0,
+        }
     words, delivery, audio_seed = env.unwrapped.utterance
     trajectory: dict[str, Any] = {
         "key": key, "env_id": spec.env_id, "scenario_id": info["scenario_id"], "seed": spec.seed,

@@ -189,3 +189,43 @@ def test_two_processes_split_the_episodes_of_a_tiny_hf_model(tmp_path: Path) -> 
     trajs = read_jsonl(out)
     assert [t["scenario_id"] for t in trajs] == [s.id for s in load_scenarios()[:2]]
     assert all(t["outcome"]["turns"] == 20 and t["parse_failures"] == 19 for t in trajs)
+
+
+class _FlakyPerceiver:
+    """Fails for good on chosen episodes (by their request line), at reset or at a later turn."""
+
+    name = "flaky"
+
+    def __init__(self, at_reset: str, later: str) -> None:
+        from hear2act_env.speech.perceiver import Perception
+
+        self._perception = Perception("The user sounds satisfied.", "resolved", "resolved", 0.9, ())
+        self.at_reset, self.later = at_reset, later
+
+    def perceive(self, audio, sr, words="", context=""):
+        from agents.llm.perceiver_llm import PerceptionError
+
+        lines = context.splitlines()
+        first = lines[0] if lines else ""
+        if self.at_reset in first or (self.later in first and len(lines) > 4):
+            raise PerceptionError("server kept returning 500")
+        return self._perception
+
+
+@pytest.mark.slow
+def test_a_failing_perceiver_fails_only_its_episode_at_reset_or_later() -> None:
+    pytest.importorskip("hibari")
+    scenarios = {s.id: s for s in load_scenarios()}
+    chosen = make_specs("Hear2Act-Prosody-v0", IDS[:4], seed=3, access="T+S_hat")
+    perceiver = _FlakyPerceiver(scenarios[IDS[1]].request, scenarios[IDS[2]].request)
+    chosen = [EpisodeSpec(**{**s.__dict__, "env_kwargs": {"perceiver": perceiver}}) for s in chosen]
+    policy = ModelPolicy(ScriptedBackend(hashed_choice), access="T+S_hat")
+    done: list[str] = []
+    trajs = run_episodes(chosen, policy, batch_size=2, on_done=lambda t: done.append(t["key"]))
+    assert [t["key"] for t in trajs] == [s.key for s in chosen]
+    assert "PerceptionError" in trajs[1]["failed"] and trajs[1]["turns"] == [] and trajs[1]["outcome"] is None
+    assert "PerceptionError" in trajs[2]["failed"] and trajs[2]["outcome"] is None  # failed mid-episode
+    assert trajs[2]["turns"] and trajs[2]["turns"][-1]["error"] == trajs[2]["failed"]
+    assert trajs[0]["failed"] is None and trajs[0]["outcome"] is not None
+    assert trajs[3]["failed"] is None and trajs[3]["outcome"] is not None
+    assert sorted(done) == sorted(s.key for s in chosen)
