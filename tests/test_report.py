@@ -198,3 +198,35 @@ def test_viewer_in_chromium(report: dict, tmp_path: Path) -> None:
         assert browser.js("window.__errors") == []
     finally:
         browser.close()
+
+
+def test_paper_grid_cells_meet_their_published_numbers() -> None:
+    """Rows of the paper grid (fake outcomes) land in tables whose cells carry the paper's own numbers."""
+    from eval.grid import load_grid
+    from eval.report import tables
+
+    outcome = {"success": True, "recommendations": 1, "accepts": 1, "fullfits": 1, "full_disclosure": True,
+               "premature_closure": False, "n_disclosed": 3, "turns": 5,
+               "action_counts": {"recommend": 1, "ask": 3, "clarify": 0, "confirm": 1, "invalid": 0}}
+    paper = load_grid("paper")
+    bank = paper.scenario_ids("label-fidelity")  # a 48-scenario bank: every 480-scenario block shrinks tenfold
+    rows = [{"cell": r.cell.to_dict(), "scenario_id": r.scenario_id, "repeat": r.repeat, "outcome": outcome,
+             "failed": None} for r in paper.expand(bank=bank)]
+    assert len(rows) == (54_240 - 1_440) // 10 + 1_440
+    spoken = {t.key: t for t in tables.spoken_tables(rows)}
+    assert set(spoken) == {f"spoken-{r}-{x}" for r in ("prosody", "explicit") for x in ("Qwen3-TTS", "VoxCPM2")}
+    t3 = spoken["spoken-prosody-Qwen3-TTS"]
+    assert [label for label, _ in t3.rows] == ["T", "A", "A+T", "HuBERT", "SpeechBrain", "T+S_hat", "T+S"]
+    assert t3.groups[1:3] == [("Qwen2.5-Omni", 3), ("Qwen2-Audio", 3)]
+    omni_t, audio_hubert = t3.rows[0][1][0], t3.rows[3][1][3]
+    assert (omni_t.ours, omni_t.paper, audio_hubert.paper) == (100.0, 14.8, 29.7)
+    t4 = spoken["spoken-explicit-Qwen3-TTS"]
+    assert t4.rows[6][1][0].paper == 49.2  # Omni, T+S, Explicit (Table 4)
+    assert all(v.paper is None for _, vs in spoken["spoken-prosody-VoxCPM2"].rows for v in vs[:6])  # Appendix B
+    t5 = tables.text_table(rows)
+    claude = dict(t5.rows)["Claude Opus 4.6"]
+    assert [v.paper for v in claude[:2]] == [50.3, 79.8] and claude[6].paper == 75.5
+    ladder = tables.ladder_table(tables.ladder_rungs(rows))
+    assert [label for label, _ in ladder.rows] == ["no state (T)", "always-resolved", "shuffled",
+                                                   "always-unresolved", "correct (T+S)"]
+    assert [vs[0].paper for _, vs in ladder.rows] == [34.8, None, None, 53.3, 68.1]
