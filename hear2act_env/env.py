@@ -188,10 +188,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
       (resolved|unresolved)`` for the current recommendation, or what the
       state intervention puts there (empty for ``"none"``);
     - ``"audio"`` (``"A"``, ``"A+T"``): the current user turn, 16 kHz mono
-      float32 (:class:`~hear2act_env.audio_space.AudioSpace`), a read-only
-      view of the cached waveform (``np.array(obs["audio"])`` for a copy you
-      may modify); under ``"A"`` the transcript shows later user turns as
-      ``User: (spoken)``;
+      float32 (:class:`~hear2act_env.audio_space.AudioSpace`); under ``"A"``
+      the transcript shows later user turns as ``User: (spoken)``;
     - ``"inferred_state"`` (``"T+S_hat"``): ``AUDIO-INFERRED STATE: <one
       sentence>`` from the perceiver reading the current user audio (the
       audio itself is not shown);
@@ -398,10 +396,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             return
         audio = self.speech.audio(*self.utterance)
         if "audio" in self.keys:
-            # A read-only view, not a copy: the cache's arrays are immutable, so a caller can
-            # neither corrupt the cache nor see this observation change (and a copy would cost
-            # more than the rest of a warm-cache step).
-            self._speech["audio"] = audio[: MAX_AUDIO_S * 16_000]
+            # A fresh array every time: Gymnasium requires that observations share no mutable
+            # data (check_env), and callers may modify theirs; the cache's copy stays read-only.
+            self._speech["audio"] = audio[: MAX_AUDIO_S * 16_000].copy()
         if "inferred_state" in self.keys:
             self._speech["inferred_state"] = self.speech.inferred_state(audio, words, self.transcript)
         if "affect" in self.keys:

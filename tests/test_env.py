@@ -328,4 +328,4 @@ def test_voice_is_checked_against_the_renderer_at_make():
         gym.make("Hear2Act-Prosody-v0", renderer=_Tone(), voice="alto")
     env = gym.make("Hear2Act-Prosody-v0", access="A+T", renderer=_Tone(), voice="high", disable_env_checker=True)
     obs, _ = env.reset(seed=0)
-    assert obs["audio"].shape == (1600,) and not obs["audio"].flags.writeable
+    assert obs["audio"].shape == (1600,) and obs["audio"].flags.writeable  # the caller's own copy
