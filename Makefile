@@ -19,7 +19,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 $(CORE): $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e ".[report]"
+	$(BIN)/pip install -q -e ".[report,speech]"
 	touch $(CORE)
 
 setup: $(STAMP)
