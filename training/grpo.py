@@ -3,7 +3,8 @@
 Every ``trl.GRPOConfig`` / ``transformers.TrainingArguments`` field is a flag
 (``--learning_rate``, ``--num_generations``, ``--beta``, ``--use_vllm``,
 ``--gradient_checkpointing``, ``--deepspeed``, ``--report_to`` ...; dashes or
-underscores), parsed by ``HfArgumentParser``; ``accelerate launch
+underscores), parsed by ``HfArgumentParser``; ``--config FILE.yaml`` reads
+flags from a file (``training/configs/cesar_omni7b.yaml``); ``accelerate launch
 --config_file training/configs/<ddp|zero3>.yaml -m training.grpo ...``
 distributes it. The defaults are CESAR's (seed paper 001, B.4): K = 8
 completions per state, AdamW at lr 1e-5, 32 completions per optimizer step
@@ -130,7 +131,9 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
         from trl import GRPOConfig
     except ImportError as exc:
         raise ImportError(f"GRPO training needs torch, transformers and trl: {_INSTALL}") from exc
-    parser = HfArgumentParser((Hear2ActArgs, GRPOConfig))
+    parser = HfArgumentParser((Hear2ActArgs, GRPOConfig), description=(
+        "GRPO on Hear2Act with CESAR process rewards. --config FILE.yaml reads flags from a YAML file "
+        "(command-line flags win); every GRPOConfig / TrainingArguments field below is a flag."))
     defaults: dict[str, Any] = {**CESAR_DEFAULTS, "bf16": torch.cuda.is_available(),
                                 "use_cpu": not torch.cuda.is_available()}
     argv = list(sys.argv[1:] if argv is None else argv)
