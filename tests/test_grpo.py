@@ -86,6 +86,7 @@ def test_action_value_follows_the_verifiable_rules():
 
 
 def test_audio_rows_roundtrip_through_split_and_attach():
+    pytest.importorskip("hibari")
     states = collect_states("prosody", default_episodes(1, 0))[:1]
     row = training_rows(states, "A+T")[0]
     assert all(isinstance(m["content"], str) for m in row["prompt"]) and row["audio"].size > 8000
@@ -119,6 +120,7 @@ def omni_run(tmp_path_factory):
 
     from training.omni_grpo import OmniGRPOTrainer, load_omni_for_training
 
+    pytest.importorskip("hibari")  # the user turns are rendered speech
     root = tmp_path_factory.mktemp("grpo-omni")
     path = build_tiny_omni(root / "model")
     model, processing = load_omni_for_training(str(path), dtype="float32")
