@@ -37,7 +37,7 @@ def cell_dir(out: Path, realization: str, access: str, seed: int) -> Path:
 
 
 def run_grid(out: Path, seeds: list[int], steps: int, eval_every: int, turn_cost: float,
-             access: tuple[str, ...], realizations: tuple[str, ...]) -> None:
+             access: tuple[str, ...], realizations: tuple[str, ...], episode_pool: int = -1) -> None:
     from training.ppo import Args, train
 
     for acc in access:
@@ -48,7 +48,7 @@ def run_grid(out: Path, seeds: list[int], steps: int, eval_every: int, turn_cost
                     continue
                 start = time.perf_counter()
                 r = train(Args(env_id=ENVS[real], access=acc, total_timesteps=steps, seed=seed, out=str(d),
-                               eval_every=eval_every, turn_cost=turn_cost))
+                               eval_every=eval_every, turn_cost=turn_cost, episode_pool=episode_pool))
                 o = r["overall"]
                 print(f"{real:8s} {acc:7s} seed {seed}: success {o['success']:.3f} turns {o['turns']:.2f} "
                       f"({time.perf_counter() - start:.0f} s)", flush=True)
@@ -124,13 +124,15 @@ def main() -> None:
     p.add_argument("--turn-cost", type=float, default=0.05, help="the env's per-turn cost")
     p.add_argument("--access", default=",".join(ACCESS), help="access conditions to train")
     p.add_argument("--realizations", default="Prosody,Explicit", help="Prosody and/or Explicit")
+    p.add_argument("--episode-pool", type=int, default=-1,
+                   help="episodes per training scenario (training.ppo's --episode-pool; -1: its default)")
     p.add_argument("--report-only", action="store_true", help="only aggregate finished runs")
     p.add_argument("--figure", default=str(FIGURE), help="where the learning-curve PNG goes")
     a = p.parse_args()
     out = Path(a.out)
     if not a.report_only:
         run_grid(out, [int(s) for s in a.seeds.split(",")], a.steps, a.eval_every, a.turn_cost,
-                 tuple(a.access.split(",")), tuple(a.realizations.split(",")))
+                 tuple(a.access.split(",")), tuple(a.realizations.split(",")), a.episode_pool)
     cells = load(out)
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
