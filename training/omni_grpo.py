@@ -18,7 +18,10 @@ error. :class:`OmniGRPOTrainer` fixes this:
   to every forward (old policy, reference, loss);
 * the audio placeholder is suppressed during sampling (TRL only suppresses an
   image token, and only for processors): a sampled placeholder would not
-  match the features.
+  match the features;
+* the vision tower is frozen (Hear2Act has no images) and DDP is told to
+  expect parameters without gradients (text-only batches skip the audio
+  tower), as TRL does only when the processing class is a processor.
 
 Prompts without audio fall through to the stock text path, so the same
 trainer serves every access condition. With ``beta > 0`` TRL rebuilds the
@@ -70,6 +73,15 @@ class OmniGRPOTrainer(_trainer_base()):
     def __init__(self, *args: Any, audio_processing: AudioProcessing, **kwargs: Any) -> None:
         kwargs.setdefault("processing_class", audio_processing.tokenizer)
         self.audio_processing = audio_processing
+        model = kwargs.get("model", args[0] if args else None)
+        visual = getattr(model, "visual", None)
+        if visual is not None:  # no images in Hear2Act: the vision tower stays as loaded
+            visual.requires_grad_(False)
+        config = kwargs.get("args", args[2] if len(args) > 2 else None)
+        if config is not None and config.ddp_find_unused_parameters is None:
+            # A text-only batch (T, T+S access) leaves the audio tower without gradients; DDP must expect it.
+            # (TRL does this for processors only; here the processing class is the tokenizer.)
+            config.ddp_find_unused_parameters = True
         self._audio: dict[str, Any] | None = None  # the features of the rows being scored right now
         super().__init__(*args, **kwargs)
         self.audio_token_id = audio_token_id(self._tokenizer, audio_processing.audio_token)
