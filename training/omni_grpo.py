@@ -74,7 +74,7 @@ class OmniGRPOTrainer(_trainer_base()):
         kwargs.setdefault("processing_class", audio_processing.tokenizer)
         self.audio_processing = audio_processing
         model = kwargs.get("model", args[0] if args else None)
-        visual = getattr(model, "visual", None)
+        visual = getattr(model, "visual", None) or getattr(getattr(model, "model", None), "visual", None)
         if visual is not None:  # no images in Hear2Act: the vision tower stays as loaded
             visual.requires_grad_(False)
         config = kwargs.get("args", args[2] if len(args) > 2 else None)
