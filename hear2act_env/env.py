@@ -253,7 +253,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
       ``"T+S_hat"`` (default: the CPU feature perceiver enrolled on the voice);
       ``affect``: an affect classifier for ``"T+affect"`` (default: the rule).
     - ``matcher``: how ASK questions are routed to attributes: ``"lexical"``
-      (default; deterministic, dependency-free) or a callable
+      (default; deterministic, dependency-free), ``"semantic"`` (lexical
+      first, then a sentence encoder for near misses; ``pip install
+      "hear2act[semantic]"``) or a callable
       ``(scenario, question) -> Target | None``
       (:mod:`hear2act_env.dialogue.matching`).
 

@@ -27,8 +27,9 @@ it. The default matcher is deterministic, dependency-free and fast:
 Tables are compiled once per scenario object (:func:`table_for`) and reused
 for every question; a question's words are stemmed through an LRU cache.
 ``MATCHERS`` maps a matcher name (the env's ``matcher=`` argument) to its
-factory: ``"lexical"`` (this module, the default). A sentence-encoder matcher
-would register here under ``"semantic"`` (not written yet).
+factory: ``"lexical"`` (this module, the default) and ``"semantic"``
+(:mod:`.semantic`: lexical first, then a sentence encoder for near misses;
+``pip install "hear2act[semantic]"``).
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ from .stemmer import stem
 _TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
 
-THRESHOLD = 1.0  # matched weight that makes a question targeted
+THRESHOLD = 0.8  # matched weight that makes a question targeted
+TRADEOFF_THRESHOLD = 0.5  # next to a cost word ("pay more for ..."), what the trade-off is about
 WEAK_WEIGHT = 0.5
 PHRASE_BONUS = 0.5  # per extra content word in a multi-word phrase
 STATEMENT_WEIGHT = 0.55  # a content word of a need's statement or hint
@@ -313,15 +315,19 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
     """The attribute a question is targeted at, or ``None`` for a general question."""
     table = table_for(scenario)
     raw = _scores(table, question)
-    hits = {t: w for t, (w, _c) in raw.items() if w >= THRESHOLD}
+    numeric = table.numeric
+    tradeoff = any(c > 0 for t, (_w, c) in raw.items() if t.attribute in numeric and t.kind == "visible")
+    hits = {
+        t: w for t, (w, _c) in raw.items()
+        if w >= THRESHOLD or (tradeoff and w >= TRADEOFF_THRESHOLD and t.kind != "visible")
+    }
     if not hits:
         return None
-    numeric = table.numeric
     if any(t.kind != "visible" or t.attribute not in numeric for t in hits):
         # The trade-off rule: next to another attribute, cost words ("pay more for") say what the
         # user would give up, not what the question is about.
         hits = {t: w - raw[t][1] if t.attribute in numeric and t.kind == "visible" else w for t, w in hits.items()}
-        hits = {t: w for t, w in hits.items() if w >= THRESHOLD}
+        hits = {t: w for t, w in hits.items() if w >= (TRADEOFF_THRESHOLD if tradeoff else THRESHOLD)}
     best = min(hits, key=lambda t: (-hits[t], _KIND_RANK[t.kind], t.level or 0, t.attribute))
     return None if best.kind == "absent" else best
 
@@ -330,7 +336,13 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
 Matcher = Callable[[Scenario, str], "Target | None"]
 
 
-MATCHERS: dict[str, Callable[[], Matcher]] = {"lexical": lambda: match_question}
+def _semantic() -> Matcher:
+    from .semantic import SemanticMatcher  # torch + transformers: imported only when asked for
+
+    return SemanticMatcher()
+
+
+MATCHERS: dict[str, Callable[[], Matcher]] = {"lexical": lambda: match_question, "semantic": _semantic}
 
 
 def resolve_matcher(matcher: str | Matcher) -> Matcher:
