@@ -121,8 +121,8 @@ def test_dev_set_accuracy(bank):
     rate = {k: right / total for k, (right, total) in acc.items()}
     # Floors a little under the measured figures (see the README table).
     assert rate[("all", "other")] >= 0.98, acc
-    assert rate[("all", "general")] >= 0.93, acc
-    assert rate[("direct", "need")] >= 0.88, acc
+    assert rate[("all", "general")] >= 0.95, acc
+    assert rate[("direct", "need")] >= 0.89, acc
     assert rate[("preference", "need")] >= 0.94, acc
     assert rate[("trade-off", "need")] >= 0.91, acc
     assert rate[("paraphrase", "need")] >= 0.60, acc
@@ -277,14 +277,14 @@ def test_heldout_floor(bank):
     acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
     # Measured at the end (old matcher in brackets): need 0.896 [0.837] (direct 1.000, preference
-    # 0.875, trade-off 0.917, paraphrase 0.792), general 0.792 [0.875], other 1.000 [0.990].
+    # 0.875, trade-off 0.917, paraphrase 0.792), general 0.812 [0.875], other 1.000 [0.990].
     assert rate[("all", "need")] >= 0.89, acc
     assert rate[("all", "other")] >= 0.98, acc
-    assert rate[("all", "general")] >= 0.78, acc
+    assert rate[("all", "general")] >= 0.80, acc
 
 
 @pytest.mark.skipif(not HELDOUT.exists(), reason="held-out set not present")
-@pytest.mark.xfail(strict=True, reason="issue 7 targets not met yet: need 0.896 < 0.95, general 0.792 < 0.95")
+@pytest.mark.xfail(strict=True, reason="issue 7 targets not met yet: need 0.896 < 0.95, general 0.812 < 0.95")
 def test_heldout_meets_issue_targets(bank):
     acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}

@@ -104,7 +104,6 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
         "warranty warranties guarantee guaranteed guarantees breakage coverage protection protected",
         ("quick quickly fast faster speed speedy turnaround rush rushed soon sooner asap same-day ready wait "
          "waiting slow slower delay delays"),
-        "schedule scheduling availability available slot slots appointment appointments opening openings",
         ("hours evening evenings weekend weekends saturday saturdays sunday night nights morning mornings "
          "after-hours weekday weekdays daytime overnight late early"),
         ("location located where near nearby close closer distance far commute drive driving walk walkable "
@@ -115,9 +114,7 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
          "interpreters translation translate"),
         "noise noisy quiet quieter loud louder silent decibel",
         "private privacy confidential confidentiality discreet discretion anonymous incognito secret nda",
-        "pet pets dog dogs cat cats animal animals",
         "kid kids child children toddler toddlers baby babies infant infants",
-        "insurance insurer insured in-network network networks copay copays covered",
         ("certified certification certifications credential credentials licensed license licensing qualified "
          "qualification qualifications accredited accreditation degree"),
         "experience experienced years seasoned veteran expertise expert",
@@ -126,7 +123,6 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
         "install installation installed installer setup set-up self-install diy",
         "battery batteries charge charging recharge",
         "screen screens display",
-        "size capacity guests seats holds room space",
         "meal meals food snacks lunch dinner breakfast",
         "diet dietary vegan vegetarian gluten-free gluten keto allergy allergies",
         "support help customer-service helpdesk phone chat contact reach responsive responsiveness reply replies",

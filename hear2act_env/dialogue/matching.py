@@ -7,18 +7,24 @@ it. The default matcher is deterministic, dependency-free and fast:
    reduced by the Porter2 stemmer (:mod:`.stemmer`), so "layovers",
    "cancelled" and "rebooking" meet "layover", "cancel" and "rebook".
 2. **Phrases.** Each attribute of the scenario owns phrases: its name, label,
-   keywords and values, a need's keywords, and (at lower weight) the content
-   words of a need's statement and hint; the concept families of
-   :mod:`.lexicon` its words belong to add shared synonyms. A phrase matches
+   keywords and values (whole, and their single words at lower weight) and
+   a need's keywords; the concept families of :mod:`.lexicon` its words
+   belong to add shared synonyms. (A need's statement words can be given a
+   weight too, ``STATEMENT_WEIGHT``; off, as on the development set they
+   made more general questions targeted than they won.) A phrase matches
    as a contiguous run of words. Its weight is the sum of its words' weights
    (stop words 0, weak words 0.5, others 1) with a bonus for multi-word
    phrases; words that are the domain's topic ("flight" in airline tickets)
    count little when they come from a value or a statement.
 3. **Decision.** An attribute is targeted when its matched weight reaches
-   1.0: a single weak word ("How long do you plan to keep it?") is not
-   enough. The **trade-off rule**: when a question matches a visible
-   attribute (price, rating) and a categorical one, the categorical one is
-   the target ("Would you pay more for a nonstop flight?" is about stops).
+   ``THRESHOLD``: a single weak word is not enough, and how-phrases about
+   the user's own plans are dropped first ("How long do you plan to keep
+   it?" is general). A word several attributes claim without owning it is
+   shared among them. The **trade-off rule**: next to another attribute,
+   cost words ("pay more for") say what the user would give up, so they do
+   not count for a numeric visible attribute (price), and the other
+   attribute needs only ``TRADEOFF_THRESHOLD`` ("Would you pay more for a
+   nonstop flight?" is about stops).
    Otherwise the highest weight wins; ties go to the higher-priority need,
    then visible, then distractor attributes. Words of an attribute the domain
    has but this scenario lacks can claim a question too; such a question is
@@ -54,7 +60,8 @@ THRESHOLD = 0.8  # matched weight that makes a question targeted
 TRADEOFF_THRESHOLD = 0.5  # next to a cost word ("pay more for ..."), what the trade-off is about
 WEAK_WEIGHT = 0.5
 PHRASE_BONUS = 0.5  # per extra content word in a multi-word phrase
-STATEMENT_WEIGHT = 0.55  # a content word of a need's statement or hint
+STATEMENT_WEIGHT = 0.0  # a content word of a need's statement or hint (off: on the dev set it cost
+# more general questions than it won targeted ones)
 TOPIC_WEIGHT = 0.25  # a domain-topic word inside a value or statement
 SECONDARY_FACTOR = 0.5
 SOLE_WEAK_WEIGHT = 0.75  # a weak keyword only one attribute owns: more than weak, still not alone
