@@ -79,6 +79,11 @@ COMPARATIVES = {
 # verb is not one of wanting or tolerating). "How do you spend your day?": spending time, not money.
 USER_FRAMES = (
     r"\bspend(?:s|ing)?\b(?=(?: \w+){0,3} (?:day|days|time|hours|week|weeks|weekends|evenings|mornings|life)\b)",
+    # the decision itself: "How soon are you hoping to decide?", "What's driving your decision?"
+    r"\b(?:how soon|how quickly|how fast|when|timeline)\b(?=[^?.!]*\b(?:decide|deciding|decision|make up your mind)\b)",
+    r"\bdriv(?:e|es|ing)\b(?= (?:your|the|this|that) (?:decision|choice)\b)",
+    # the assistant's own suggestion: "this recommendation", "this choice"
+    r"\b(?:this|that|the|my|your) (?:recommendation|suggestion|choice|decision)s?\b",
 )
 USER_FRAME = (
     r"\bhow (?:long|often|much time|many hours|many years|many times|active|far along)\b"

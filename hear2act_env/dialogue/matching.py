@@ -136,6 +136,7 @@ class Table:
     """One scenario's compiled phrases: first stem -> [(stems, weight, target index)]."""
 
     targets: tuple[Target, ...]
+    domain: tuple[str, ...]  # the domain's name, stemmed: names the product category, not an attribute
     numeric: frozenset[str]  # visible attributes with numeric values (price, rating): the trade-off rule
     index: dict[str, tuple[tuple[tuple[str, ...], float, int], ...]]
 
@@ -265,7 +266,8 @@ def _build(scenario: Scenario) -> Table:
         index.setdefault(stems[0], []).append((stems, weight, ti))
     frozen = {k: tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
-    return Table(tuple(targets), numeric, frozen)
+    domain = tuple(w for w in _stems(scenario.domain) if w not in _STOP_STEMS)
+    return Table(tuple(targets), domain, numeric, frozen)
 
 
 # Tables keyed by the scenario object's identity (hashing a frozen scenario is costly);
@@ -296,6 +298,15 @@ def scores(scenario: Scenario, question: str) -> dict[Target, float]:
 def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
     """Per attribute: (matched weight, the part of it from single cost words such as "pay")."""
     words = _question_stems(question)
+    dom = table.domain
+    if dom and len(words) >= len(dom):  # "when choosing budget airline tickets": the category, not the budget
+        n = len(dom)
+        hits_at = [i for i in range(len(words) - n + 1) if words[i : i + n] == dom]
+        if hits_at:
+            masked = list(words)
+            for i in hits_at:
+                masked[i : i + n] = [""] * n
+            words = tuple(masked)
     covered: dict[int, set[int]] = {}
     total: dict[int, float] = {}
     cost: dict[int, float] = {}

@@ -3,7 +3,8 @@
 Each ``dev_*.txt`` line is ``attribute: S:question | S:question`` under a ``# domain-slug`` header
 (S: D direct, P preference, T trade-off, R paraphrase). A question is expanded over the domain's
 scenarios: every scenario whose need is on that attribute (expect ``L1``/``L2``/``L3``), up to two
-where the attribute is not a need (``other``), three per general question (``general``).
+where the attribute is not a need (``other``), three per general question (``general``); and the
+generic assistant questions of ``general_templates.txt`` (``{thing}``: the domain) once per domain.
 Run after the bank is regenerated: ``python tests/data/dev_questions_src/build.py``.
 """
 
@@ -51,6 +52,15 @@ def main() -> None:
                 for i, item in enumerate(rest.split(" | ")):
                     code, question = item.strip().split(":", 1)
                     rows += expand(by_domain, slug, attr, i, STYLE[code], question.strip())
+    # Generic questions an assistant asks about the person or the decision (general), one scenario each.
+    templates = (HERE / "general_templates.txt").read_text().splitlines()
+    for d, slug in enumerate(sorted(by_domain)):
+        scen = by_domain[slug]
+        thing = scen[0].domain
+        for i, t in enumerate(x for x in templates if x.strip()):
+            s = scen[(i + d) % len(scen)]
+            rows.append(dict(scenario_id=s.id, question=t.format(thing=thing), expect="general", attribute=None,
+                             style="direct"))
     rows.sort(key=lambda r: (r["scenario_id"], r["expect"], r["question"]))
     out = HERE.parent / "dev_questions.jsonl"
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
