@@ -91,8 +91,9 @@ def figure(cells: dict[tuple[str, str], list[dict]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
-    for col, real in enumerate(ENVS):
+    shown = [real for real in ENVS if any((real, acc) in cells for acc in ACCESS)]
+    fig, axes = plt.subplots(2, len(shown), figsize=(5 * len(shown), 7), sharex=True, squeeze=False)
+    for col, real in enumerate(shown):
         for acc in ACCESS:
             runs = cells.get((real, acc))
             if not runs:
@@ -108,7 +109,8 @@ def figure(cells: dict[tuple[str, str], list[dict]], path: Path) -> None:
         axes[0][col].set_ylabel("held-out success")
         axes[1][col].set_ylabel("held-out turns")
         axes[1][col].set_xlabel("training steps")
-        axes[0][col].legend(fontsize=8)
+        if axes[0][col].get_legend_handles_labels()[0]:
+            axes[0][col].legend(fontsize=8)
     fig.suptitle("PPO (macro actions, turn cost) on held-out scenarios: mean and min-max over seeds")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
