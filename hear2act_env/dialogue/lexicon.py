@@ -104,8 +104,8 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
     frozenset(family.split())
     for family in (
         "cancel cancellation cancelling canceling refund refundable nonrefundable non-refundable reschedule rebook",
-        ("contract contracts commitment commit committed locked lock-in tied obligation cancel anytime month- "
-         "to-month minimum term terms sign-up binding flexible flexibility"),
+        ("contract contracts commitment commit committed locked lock-in tied obligation cancel anytime whenever quit "
+         "month-to-month minimum term terms sign-up binding flexible flexibility"),
         "warranty warranties guarantee guaranteed guarantees breakage coverage protection protected",
         ("quick quickly fast faster speed speedy turnaround rush rushed soon sooner asap same-day ready wait "
          "waiting slow slower delay delays"),
@@ -125,7 +125,7 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
         "experience experienced years seasoned veteran expertise expert",
         "online offline internet wifi wi-fi signal connection connectivity stream streaming download downloads",
         "delivery deliver delivered deliveries shipping ship ships shipment shipments arrive",
-        "install installation installed installer setup set-up self-install diy",
+        "install installation installed installer setup set-up self-install diy handy",
         "battery batteries charge charging recharge",
         "screen screens display",
         "meal meals food snacks lunch dinner breakfast",
@@ -138,7 +138,7 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
         "water waterproof water-resistant swim swimming rain",
         "alert alerts notification notifications notice reminder reminders text heads-up",
         "loaner shuttle ride rental transportation",
-        "finance financing installments installment loan loans monthly-payments",
+        "finance financing installments installment loan loans monthly-payments upfront deposit down-payment",
         "review reviews rating ratings rated stars reputation",
     )
 )
