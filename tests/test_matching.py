@@ -150,6 +150,17 @@ def test_airline_questions(question, attribute, bank):
         assert match_question(s, question).attribute == attribute, s.id
 
 
+def test_trade_off_rule_ignores_cost_phrases_of_the_price(bank):
+    # "hourly rate" is a keyword of the legal domain's price; next to another attribute it is the trade-off.
+    shown = [s for s in bank.values() if s.domain == "legal consultation services"
+             and "language" in {a.name for a in s.attributes}]
+    assert shown
+    for s in shown:
+        got = match_question(s, "Would you accept a higher hourly rate for an attorney who speaks Spanish?")
+        assert got is not None and got.attribute == "language", s.id
+        assert match_question(s, "What hourly rate can you afford?").attribute == "price"
+
+
 def test_generic_questions_are_general(bank):
     for s in bank.values():
         for q in ("Is there anything else I should know?", "What matters most to you?", "Anything else?",

@@ -124,6 +124,12 @@ def _word_weight(s: str, strong_cost: bool) -> float:
     return 1.0
 
 
+def _is_cost(stems: tuple[str, ...]) -> bool:
+    """A phrase that only talks about cost ("pay", "pay more", "cost extra"): the trade-off rule's words."""
+    content = [s for s in stems if s not in _STOP_STEMS]
+    return any(s in _COST_STEMS for s in content) and all(s in _COST_STEMS or s in _WEAK_STEMS for s in content)
+
+
 def _phrase_weight(stems: tuple[str, ...], strong_cost: bool = False) -> float:
     weights = [_word_weight(s, strong_cost) for s in stems]
     content = sum(w > 0 for w in weights)
@@ -138,7 +144,8 @@ class Table:
     targets: tuple[Target, ...]
     domain: tuple[str, ...]  # the domain's name, stemmed: names the product category, not an attribute
     numeric: frozenset[str]  # visible attributes with numeric values (price, rating): the trade-off rule
-    index: dict[str, tuple[tuple[tuple[str, ...], float, int], ...]]
+    # first stem -> [(stems, weight, target index, is a cost phrase)]
+    index: dict[str, tuple[tuple[tuple[str, ...], float, int, bool], ...]]
 
 
 @lru_cache(maxsize=64)
@@ -249,7 +256,7 @@ def _build(scenario: Scenario) -> Table:
         if len(stems) == 1:
             counts = owners if primary else others
             counts[stems] = counts.get(stems, 0) + 1
-    index: dict[str, list[tuple[tuple[str, ...], float, int]]] = {}
+    index: dict[str, list[tuple[tuple[str, ...], float, int, bool]]] = {}
     for (stems, ti), (weight, primary) in entries.items():
         if len(stems) == 1:
             n_own = owners.get(stems, 0)
@@ -263,7 +270,7 @@ def _build(scenario: Scenario) -> Table:
                 weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
             else:
                 weight /= others.get(stems, 1) ** SHARE_POWER
-        index.setdefault(stems[0], []).append((stems, weight, ti))
+        index.setdefault(stems[0], []).append((stems, weight, ti, _is_cost(stems)))
     frozen = {k: tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in _stems(scenario.domain) if w not in _STOP_STEMS)
@@ -296,7 +303,7 @@ def scores(scenario: Scenario, question: str) -> dict[Target, float]:
 
 
 def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
-    """Per attribute: (matched weight, the part of it from single cost words such as "pay")."""
+    """Per attribute: (matched weight, the part of it from cost phrases such as "pay more")."""
     words = _question_stems(question)
     dom = table.domain
     if dom and len(words) >= len(dom):  # "when choosing budget airline tickets": the category, not the budget
@@ -313,7 +320,7 @@ def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
     counted: set[tuple[tuple[str, ...], int]] = set()
     index = table.index
     for i, w in enumerate(words):
-        for stems, weight, ti in index.get(w, ()):
+        for stems, weight, ti, is_cost in index.get(w, ()):
             n = len(stems)
             if words[i : i + n] != stems:
                 continue
@@ -324,7 +331,7 @@ def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
             seen |= span
             counted.add((stems, ti))
             total[ti] = total.get(ti, 0.0) + weight
-            if n == 1 and w in _COST_STEMS:
+            if is_cost:
                 cost[ti] = cost.get(ti, 0.0) + weight
     return {table.targets[ti]: (w, cost.get(ti, 0.0)) for ti, w in total.items()}
 
