@@ -314,25 +314,29 @@ def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
             for i in hits_at:
                 masked[i : i + n] = [""] * n
             words = tuple(masked)
-    covered: dict[int, set[int]] = {}
-    total: dict[int, float] = {}
-    cost: dict[int, float] = {}
-    counted: set[tuple[tuple[str, ...], int]] = set()
+    found: list[tuple[float, int, int, int, tuple[str, ...], bool]] = []  # (weight, target, start, end, ...)
     index = table.index
     for i, w in enumerate(words):
         for stems, weight, ti, is_cost in index.get(w, ()):
-            n = len(stems)
-            if words[i : i + n] != stems:
-                continue
-            span = set(range(i, i + n))
-            seen = covered.setdefault(ti, set())
-            if span <= seen or (stems, ti) in counted:
-                continue  # inside a longer phrase already counted, or said twice ("day to day")
-            seen |= span
-            counted.add((stems, ti))
-            total[ti] = total.get(ti, 0.0) + weight
-            if is_cost:
-                cost[ti] = cost.get(ti, 0.0) + weight
+            if words[i : i + len(stems)] == stems:
+                found.append((weight, ti, i, i + len(stems), stems, is_cost))
+    # Per attribute, the heaviest matches first; a match overlapping one already counted ("what time"
+    # and "time") or repeating one ("day to day") adds nothing.
+    found.sort(key=lambda f: (-f[0], f[1], f[2]))
+    covered: dict[int, set[int]] = {}
+    counted: set[tuple[tuple[str, ...], int]] = set()
+    total: dict[int, float] = {}
+    cost: dict[int, float] = {}
+    for weight, ti, start, end, stems, is_cost in found:
+        seen = covered.setdefault(ti, set())
+        span = set(range(start, end))
+        if span & seen or (stems, ti) in counted:
+            continue
+        seen |= span
+        counted.add((stems, ti))
+        total[ti] = total.get(ti, 0.0) + weight
+        if is_cost:
+            cost[ti] = cost.get(ti, 0.0) + weight
     return {table.targets[ti]: (w, cost.get(ti, 0.0)) for ti, w in total.items()}
 
 
