@@ -97,10 +97,10 @@ def test_first_question_set_still_routes(by_domain):
                     failures.append((s.id, g, None, got.attribute))
     t_acc, g_acc = targeted[1] / sum(targeted), general[1] / sum(general)
     shown = "\n".join(map(str, failures[:20]))
-    # Measured: 0.987 targeted, 0.934 general (the old matcher: 0.997 / 0.953 on this set, but
+    # Measured: 0.988 targeted, 0.935 general (the old matcher: 0.997 / 0.953 on this set, but
     # 0.90 need-targeted and 151/480 generic questions taken as targeted on independent questions).
     assert t_acc >= 0.985, f"targeted accuracy {t_acc:.3f}\n{shown}"
-    assert g_acc >= 0.92, f"general accuracy {g_acc:.3f}\n{shown}"
+    assert g_acc >= 0.93, f"general accuracy {g_acc:.3f}\n{shown}"
 
 
 # -- the development set ---------------------------------------------------------------------------
@@ -120,12 +120,14 @@ def test_dev_set_accuracy(bank):
     acc = accuracy_by_style(read_rows("dev_questions.jsonl"), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
     # Floors a little under the measured figures (see the README table).
+    # Measured: need 0.828 (direct 0.917, preference 0.958, trade-off 0.959, paraphrase 0.669),
+    # general 0.988, other 0.985; the old matcher: need 0.797, general 0.958, other 0.976.
     assert rate[("all", "other")] >= 0.98, acc
-    assert rate[("all", "general")] >= 0.95, acc
-    assert rate[("direct", "need")] >= 0.89, acc
-    assert rate[("preference", "need")] >= 0.94, acc
-    assert rate[("trade-off", "need")] >= 0.91, acc
-    assert rate[("paraphrase", "need")] >= 0.60, acc
+    assert rate[("all", "general")] >= 0.98, acc
+    assert rate[("direct", "need")] >= 0.91, acc
+    assert rate[("preference", "need")] >= 0.95, acc
+    assert rate[("trade-off", "need")] >= 0.95, acc
+    assert rate[("paraphrase", "need")] >= 0.66, acc
 
 
 # -- behaviour -------------------------------------------------------------------------------------
@@ -287,15 +289,16 @@ HELDOUT = DATA / "heldout_questions.jsonl"
 def test_heldout_floor(bank):
     acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
-    # Measured at the end (old matcher in brackets): need 0.896 [0.837] (direct 1.000, preference
-    # 0.875, trade-off 0.917, paraphrase 0.792), general 0.812 [0.875], other 1.000 [0.990].
+    # Measured at the end (old matcher in brackets): need 0.899 [0.837] (direct 1.000 [0.986], preference
+    # 0.875 [0.833], trade-off 0.931 [0.847], paraphrase 0.792 [0.681]), general 0.823 [0.875],
+    # other 1.000 [0.990].
     assert rate[("all", "need")] >= 0.89, acc
     assert rate[("all", "other")] >= 0.98, acc
-    assert rate[("all", "general")] >= 0.80, acc
+    assert rate[("all", "general")] >= 0.82, acc
 
 
 @pytest.mark.skipif(not HELDOUT.exists(), reason="held-out set not present")
-@pytest.mark.xfail(strict=True, reason="issue 7 targets not met yet: need 0.896 < 0.95, general 0.812 < 0.95")
+@pytest.mark.xfail(strict=True, reason="issue 7 targets not met yet: need 0.899 < 0.95, general 0.823 < 0.95")
 def test_heldout_meets_issue_targets(bank):
     acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
