@@ -142,3 +142,26 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
         "review reviews rating ratings rated stars reputation",
     )
 )
+
+# Questions about the user's own life rather than an option: their history ("Did you file last
+# year?", "Have you had claims?", "your current setup"), amounts of their time ("How many hours a
+# week do you drive?"), how they are getting on, and what brought them here. Such a question is
+# general unless it is also put in an option frame (``OPTION_FRAME``: wanting, preferring, minding,
+# being willing ...). On the development sets this makes a few history questions that are about an
+# attribute general ("Did you miss filing last year?"), and many more generic ones right.
+USER_LIFE = (
+    r"\bdid (?:you|your|they|it)\b"
+    r"|\bhave you (?:ever )?(?:had|been|seen|done|used|tried|owned|worked|lived|gone|taken|found|noticed)\b"
+    r"|\b(?:in the past|so far|last (?:year|time|one|pair|few)|used to)\b"
+    r"|\byour (?:current|last|previous|old|existing)\b"
+    r"|\bhow (?:many hours|much time|many days|many times|often)\b(?! of\b)"  # not "hours of audio": an amount
+    r"|\bhow (?:are|is) (?:you|things|it going)\b(?: and [\w ]+?)? ?(?:managing|doing|coping|finding|getting|holding"
+    r"|settling|handling)?\b"
+    r"|\b(?:what|where|why|how) (?:are|were) you\b(?! (?:looking for in|hoping for in|willing|okay|ok|comfortable"
+    r"|open|able|happy|fine|set on|particular|picky))"
+    r"|\bwhat (?:made|brought|got) you\b"
+)
+OPTION_FRAME = (
+    r"\b(?:would|willing|want|wants|prefer|preference|rather|mind|important|matter|matters|care|okay|ok"
+    r"|comfortable|open to|need|needs|must|deal-?breaker|worth|hop(?:e|es|ing)|looking for|expect)\b"
+)

@@ -28,7 +28,9 @@ it. The default matcher is deterministic, dependency-free and fast:
    Otherwise the highest weight wins; ties go to the higher-priority need,
    then visible, then distractor attributes. Words of an attribute the domain
    has but this scenario lacks can claim a question too; such a question is
-   general.
+   general. A question about the user's own life, history or time that is not
+   put in an option frame (:func:`about_the_user`: "How many hours a week do you
+   drive?", "Did you file last year?") is general.
 
 Tables are compiled once per scenario object (:func:`table_for`) and reused
 for every question; a question's words are stemmed through an LRU cache.
@@ -50,7 +52,18 @@ from pathlib import Path
 from typing import Any
 
 from ..scenarios import Scenario
-from .lexicon import COMPARATIVES, COST, FAMILIES, PROTECTED, STOP, USER_FRAME, USER_FRAMES, WEAK
+from .lexicon import (
+    COMPARATIVES,
+    COST,
+    FAMILIES,
+    OPTION_FRAME,
+    PROTECTED,
+    STOP,
+    USER_FRAME,
+    USER_FRAMES,
+    USER_LIFE,
+    WEAK,
+)
 from .stemmer import stem
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -94,6 +107,15 @@ def _stems(text: str) -> tuple[str, ...]:
 
 _USER_FRAME = re.compile(USER_FRAME)
 _USER_PHRASES = re.compile("|".join(USER_FRAMES))
+_USER_LIFE = re.compile(USER_LIFE)
+_OPTION_FRAME = re.compile(OPTION_FRAME)
+
+
+@lru_cache(maxsize=8192)
+def about_the_user(question: str) -> bool:
+    """A question about the user's own life, history or time, not put in an option frame."""
+    text = question.lower().replace("\u2019", "'")
+    return bool(_USER_LIFE.search(text)) and not _OPTION_FRAME.search(text)
 
 
 @lru_cache(maxsize=8192)
@@ -350,7 +372,7 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
         t: w for t, (w, _c) in raw.items()
         if w >= THRESHOLD or (tradeoff and w >= TRADEOFF_THRESHOLD and t.kind != "visible")
     }
-    if not hits:
+    if not hits or about_the_user(question):  # the user's own life, history or time: general
         return None
     if any(t.kind != "visible" or t.attribute not in numeric for t in hits):
         # The trade-off rule: next to another attribute, cost words ("pay more for") say what the
