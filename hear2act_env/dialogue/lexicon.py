@@ -165,3 +165,23 @@ OPTION_FRAME = (
     r"\b(?:would|willing|want|wants|prefer|preference|rather|mind|important|matter|matters|care|okay|ok"
     r"|comfortable|open to|need|needs|must|deal-?breaker|worth|hop(?:e|es|ing)|looking for|expect)\b"
 )
+
+# A question that asks how the user feels about something ("Do you have a preference on how the
+# tickets get to you?", "How do you feel about ...", "Does ... matter to you?") is about an
+# attribute by its frame alone: a weaker match names which one (``matching.PREFERENCE_THRESHOLD``).
+PREFERENCE_FRAME = (
+    r"\bpreferences? (?:on|about|for|regarding|between|as to|when it comes to|in terms of)\b"
+    r"|\bhow (?:would|do|did) you (?:prefer|feel about|like)\b|\bfeel (?:about|strongly)\b"
+    r"|\b(?:thoughts|feelings|opinions?|views?) (?:on|about)\b|\bmatters? (?:to you|much|at all)\b"
+    r"|\bhow (?:important|much do you care)\b|\bdo you care (?:about|whether|if|how|who|what|when|where)\b"
+    r"|\bparticular about\b|\bpicky about\b"
+)
+
+# A trade-off: a higher cost offered for something else ("worth paying more", "a higher session fee",
+# "spend a bit more for"). The price is what the user would give up, never the target, when another
+# attribute is named.
+TRADEOFF_FRAME = (
+    r"\b(?:pay|paying|spend|spending|cost|costs|costing)\b(?: \w+){0,3} (?:more|extra|higher|premium)\b"
+    r"|\b(?:more|extra|higher|bigger|a premium)\b(?: \w+){0,2} (?:price|fee|rate|cost|bill|premium|fare|charge)s?\b"
+    r"|\bworth (?:paying|spending|the (?:extra|price|cost|money))\b"
+)

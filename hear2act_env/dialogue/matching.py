@@ -57,8 +57,10 @@ from .lexicon import (
     COST,
     FAMILIES,
     OPTION_FRAME,
+    PREFERENCE_FRAME,
     PROTECTED,
     STOP,
+    TRADEOFF_FRAME,
     USER_FRAME,
     USER_FRAMES,
     USER_LIFE,
@@ -70,6 +72,7 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
 
 THRESHOLD = 0.8  # matched weight that makes a question targeted
+PREFERENCE_THRESHOLD = 0.3  # in a preference frame ("any preference on how ..."), a weaker match names the attribute
 TRADEOFF_THRESHOLD = 0.5  # next to a cost word ("pay more for ..."), what the trade-off is about
 WEAK_WEIGHT = 0.5
 PHRASE_BONUS = 0.5  # per extra content word in a multi-word phrase
@@ -109,6 +112,12 @@ _USER_FRAME = re.compile(USER_FRAME)
 _USER_PHRASES = re.compile("|".join(USER_FRAMES))
 _USER_LIFE = re.compile(USER_LIFE)
 _OPTION_FRAME = re.compile(OPTION_FRAME)
+_PREFERENCE_FRAME = re.compile(PREFERENCE_FRAME)
+_TRADEOFF_FRAME = re.compile(TRADEOFF_FRAME)
+
+
+def _frame(pattern: re.Pattern[str], question: str) -> bool:
+    return bool(pattern.search(question.lower().replace("\u2019", "'")))
 
 
 @lru_cache(maxsize=8192)
@@ -368,17 +377,21 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
     raw = _scores(table, question)
     numeric = table.numeric
     tradeoff = any(c > 0 for t, (_w, c) in raw.items() if t.attribute in numeric and t.kind == "visible")
+    floor = PREFERENCE_THRESHOLD if _frame(_PREFERENCE_FRAME, question) else THRESHOLD
     hits = {
         t: w for t, (w, _c) in raw.items()
-        if w >= THRESHOLD or (tradeoff and w >= TRADEOFF_THRESHOLD and t.kind != "visible")
+        if w >= floor or (tradeoff and w >= TRADEOFF_THRESHOLD and t.kind != "visible")
     }
     if not hits or about_the_user(question):  # the user's own life, history or time: general
         return None
+    if _frame(_TRADEOFF_FRAME, question):
+        named = {t: w for t, w in hits.items() if not (t.kind == "visible" and t.attribute in numeric)}
+        hits = {t: w for t, w in named.items() if w >= TRADEOFF_THRESHOLD} or hits
     if any(t.kind != "visible" or t.attribute not in numeric for t in hits):
         # The trade-off rule: next to another attribute, cost words ("pay more for") say what the
         # user would give up, not what the question is about.
         hits = {t: w - raw[t][1] if t.attribute in numeric and t.kind == "visible" else w for t, w in hits.items()}
-        hits = {t: w for t, w in hits.items() if w >= (TRADEOFF_THRESHOLD if tradeoff else THRESHOLD)}
+        hits = {t: w for t, w in hits.items() if w >= (TRADEOFF_THRESHOLD if tradeoff else floor)}
     best = min(hits, key=lambda t: (-hits[t], _KIND_RANK[t.kind], t.level or 0, t.attribute))
     return None if best.kind == "absent" else best
 
