@@ -111,7 +111,8 @@ def figure(cells: dict[tuple[str, str], list[dict]], path: Path) -> None:
         axes[1][col].set_xlabel("training steps")
         if axes[0][col].get_legend_handles_labels()[0]:
             axes[0][col].legend(fontsize=8)
-    fig.suptitle("PPO (macro actions, turn cost) on held-out scenarios: mean and min-max over seeds")
+    fig.suptitle("PPO, macro actions, per-turn cost: held-out scenarios\n(mean, band = min-max over seeds)",
+                 fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
