@@ -392,6 +392,8 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
         # user would give up, not what the question is about.
         hits = {t: w - raw[t][1] if t.attribute in numeric and t.kind == "visible" else w for t, w in hits.items()}
         hits = {t: w for t, w in hits.items() if w >= (TRADEOFF_THRESHOLD if tradeoff else floor)}
+    if not hits:
+        return None
     best = min(hits, key=lambda t: (-hits[t], _KIND_RANK[t.kind], t.level or 0, t.attribute))
     return None if best.kind == "absent" else best
 
