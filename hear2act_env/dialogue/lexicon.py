@@ -59,6 +59,14 @@ WEAK = frozenset(
 # "connecting" both become "connect"; "fitness" becomes "fit"): matched whole instead.
 PROTECTED = frozenset({"connectivity", "fitness", "mobility", "mobile", "organic", "organization"})
 
+# Set phrases rewritten to one word before matching, so a concept said in two words meets the one-word
+# form an attribute uses ("up front" -> upfront, "after work" -> evening).
+IDIOMS = {
+    r"\bup front\b": "upfront", r"\bafter work\b": "evening", r"\bbefore work\b": "morning",
+    r"\b(?:nine to five|9 to 5|9-5|nine-to-five)\b": "weekday daytime", r"\bduring the day\b": "daytime",
+    r"\bat night\b": "night", r"\bon weekends\b": "weekends",
+}
+
 # Comparatives and superlatives Porter2 keeps whole ("longer", "cheapest"), mapped to their base word.
 COMPARATIVES = {
     "longer": "long", "longest": "long", "shorter": "short", "shortest": "short", "bigger": "big",
@@ -79,6 +87,7 @@ COMPARATIVES = {
 # verb is not one of wanting or tolerating). "How do you spend your day?": spending time, not money.
 USER_FRAMES = (
     r"\bspend(?:s|ing)?\b(?=(?: \w+){0,3} (?:day|days|time|hours|week|weeks|weekends|evenings|mornings|life)\b)",
+    r"(?<=\btime\b)(?: \w+){0,4} spend\b",  # "how much time are you willing to spend": time, not money
     # the decision itself: "How soon are you hoping to decide?", "What's driving your decision?"
     r"\b(?:how soon|how quickly|how fast|when|timeline)\b(?=[^?.!]*\b(?:decide|deciding|decision|make up your mind)\b)",
     r"\bdriv(?:e|es|ing)\b(?= (?:your|the|this|that) (?:decision|choice)\b)",
@@ -119,7 +128,7 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
          "interpreters translation translate"),
         "noise noisy quiet quieter loud louder silent decibel",
         "private privacy confidential confidentiality discreet discretion anonymous incognito secret nda",
-        "kid kids child children toddler toddlers baby babies infant infants",
+        "kid kids child children toddler toddlers baby babies infant infants booster highchair high-chair stroller",
         ("certified certification certifications credential credentials licensed license licensing qualified "
          "qualification qualifications accredited accreditation degree"),
         "experience experienced years seasoned veteran expertise expert",
@@ -132,7 +141,14 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
         "diet dietary vegan vegetarian gluten-free gluten keto allergy allergies",
         "support help customer-service helpdesk phone chat contact reach responsive responsiveness reply replies",
         "organic natural chemical chemicals non-toxic eco eco-friendly green sustainable",
-        "camera cameras photo photos video videos",
+        "camera cameras photo photos video videos picture pictures pics snapshot snapshots photograph",
+        "seat seats seated seating sit sitting",
+        "motion movement moves moving toss tossing turns disturb disturbed disturbing wake",
+        "consult consultation consultations initial introductory intro conversation",
+        "grammar rules explanation explanations explained immersion exposure conversational",
+        "cook cooking cooked stove prep recipe recipes chop reheat microwave",
+        "tax taxes irs filing filings w-2 1099",
+        "variety menu choices selection recipes rotating",
         "class classes group groups lesson lessons session sessions",
         "live in-person person face-to-face video remote virtual zoom",
         "water waterproof water-resistant swim swimming rain",
@@ -160,6 +176,7 @@ USER_LIFE = (
     r"|\b(?:what|where|why|how) (?:are|were) you\b(?! (?:looking for in|hoping for in|willing|okay|ok|comfortable"
     r"|open|able|happy|fine|set on|particular|picky))"
     r"|\bwhat (?:made|brought|got) you\b"
+    r"|\b(?:find|picture|imagine|see) yourself\b|\bwhen you (?:picture|imagine|envision)\b|\bmost often\b"
 )
 OPTION_FRAME = (
     r"\b(?:would|willing|want|wants|prefer|preference|rather|mind|important|matter|matters|care|okay|ok"

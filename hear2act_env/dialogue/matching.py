@@ -56,6 +56,7 @@ from .lexicon import (
     COMPARATIVES,
     COST,
     FAMILIES,
+    IDIOMS,
     OPTION_FRAME,
     PREFERENCE_FRAME,
     PROTECTED,
@@ -95,10 +96,19 @@ class Target:
 
 
 # -- words -------------------------------------------------------------------------------------
+_IDIOMS = re.compile("|".join(f"(?:{p})" for p in IDIOMS))
+_IDIOM_PATTERNS = tuple((re.compile(p), w) for p, w in IDIOMS.items())
+
+
+def _idiom(match: re.Match[str]) -> str:
+    return next(w for p, w in _IDIOM_PATTERNS if p.fullmatch(match.group(0)))
+
+
 def _words(text: str) -> list[str]:
     """Lower-case words; hyphenated words also yield their parts ("carry-on" -> carry, on)."""
     out: list[str] = []
-    for tok in _TOKEN.findall(text.lower().replace("'", "").replace("\u2019", "")):
+    text = _IDIOMS.sub(_idiom, text.lower().replace("'", "").replace("\u2019", ""))
+    for tok in _TOKEN.findall(text):
         out.extend(COMPARATIVES.get(part, part) for part in tok.split("-"))
     return out
 
