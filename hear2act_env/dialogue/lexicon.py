@@ -202,3 +202,11 @@ TRADEOFF_FRAME = (
     r"|\b(?:more|extra|higher|bigger|a premium)\b(?: \w+){0,2} (?:price|fee|rate|cost|bill|premium|fare|charge)s?\b"
     r"|\bworth (?:paying|spending|the (?:extra|price|cost|money))\b"
 )
+
+# Open questions: "Is there anything else ...?", "What matters most?", "What would the ideal option
+# look like?". They invite the user to name a concern, so a passing word does not make them targeted;
+# only a fuller match does (``matching.OPEN_THRESHOLD``).
+OPEN_FRAME = (
+    r"\b(?:anything|something|what) else\b|\bmatters? most\b|\bmost important\b|\btop priorit"
+    r"|\bbiggest\b|\bideal\b|\bperfect\b|\bdream\b|\bmust-haves?\b|\bdeal-?breakers?\b"
+)

@@ -57,6 +57,7 @@ from .lexicon import (
     COST,
     FAMILIES,
     IDIOMS,
+    OPEN_FRAME,
     OPTION_FRAME,
     PREFERENCE_FRAME,
     PROTECTED,
@@ -74,6 +75,7 @@ _DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
 
 THRESHOLD = 0.8  # matched weight that makes a question targeted
 PREFERENCE_THRESHOLD = 0.3  # in a preference frame ("any preference on how ..."), a weaker match names the attribute
+OPEN_THRESHOLD = 2.0  # an open question ("anything else?", "what matters most?") must name an attribute fully
 TRADEOFF_THRESHOLD = 0.5  # next to a cost word ("pay more for ..."), what the trade-off is about
 WEAK_WEIGHT = 0.5
 PHRASE_BONUS = 0.5  # per extra content word in a multi-word phrase
@@ -124,6 +126,7 @@ _USER_LIFE = re.compile(USER_LIFE)
 _OPTION_FRAME = re.compile(OPTION_FRAME)
 _PREFERENCE_FRAME = re.compile(PREFERENCE_FRAME)
 _TRADEOFF_FRAME = re.compile(TRADEOFF_FRAME)
+_OPEN_FRAME = re.compile(OPEN_FRAME)
 
 
 def _frame(pattern: re.Pattern[str], question: str) -> bool:
@@ -387,10 +390,13 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
     raw = _scores(table, question)
     numeric = table.numeric
     tradeoff = any(c > 0 for t, (_w, c) in raw.items() if t.attribute in numeric and t.kind == "visible")
-    floor = PREFERENCE_THRESHOLD if _frame(_PREFERENCE_FRAME, question) else THRESHOLD
+    is_open = _frame(_OPEN_FRAME, question)
+    preference = _frame(_PREFERENCE_FRAME, question)
+    floor = OPEN_THRESHOLD if is_open else PREFERENCE_THRESHOLD if preference else THRESHOLD
+    tradeoff_floor = OPEN_THRESHOLD if is_open else TRADEOFF_THRESHOLD
     hits = {
         t: w for t, (w, _c) in raw.items()
-        if w >= floor or (tradeoff and w >= TRADEOFF_THRESHOLD and t.kind != "visible")
+        if w >= floor or (tradeoff and w >= tradeoff_floor and t.kind != "visible")
     }
     if not hits or about_the_user(question):  # the user's own life, history or time: general
         return None
