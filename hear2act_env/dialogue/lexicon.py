@@ -64,7 +64,7 @@ PROTECTED = frozenset({"connectivity", "fitness", "mobility", "mobile", "organic
 IDIOMS = {
     r"\bup front\b": "upfront", r"\bafter work\b": "evening", r"\bbefore work\b": "morning",
     r"\b(?:nine to five|9 to 5|9-5|nine-to-five)\b": "weekday daytime", r"\bduring the day\b": "daytime",
-    r"\bat night\b": "night", r"\bon weekends\b": "weekends",
+    r"\bat night\b": "night", r"\bon weekends\b": "weekends", r"\bhow much time\b": "how long",
 }
 
 # Comparatives and superlatives Porter2 keeps whole ("longer", "cheapest"), mapped to their base word.

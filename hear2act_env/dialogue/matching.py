@@ -28,9 +28,18 @@ it. The default matcher is deterministic, dependency-free and fast:
    Otherwise the highest weight wins; ties go to the higher-priority need,
    then visible, then distractor attributes. Words of an attribute the domain
    has but this scenario lacks can claim a question too; such a question is
-   general. A question about the user's own life, history or time that is not
-   put in an option frame (:func:`about_the_user`: "How many hours a week do you
-   drive?", "Did you file last year?") is general.
+   general.
+4. **Frames** (regular expressions in :mod:`.lexicon`) set how much evidence
+   is needed. A question about the user's own life, history or time outside
+   an option frame is general (:func:`about_the_user`: "How many hours a week
+   do you drive?", "Did you file last year?"; "Did you want a nonstop flight?"
+   is not). An open question ("anything else?", "what matters most?") needs
+   ``OPEN_THRESHOLD``. A preference frame ("Do you have a preference on how
+   the tickets get to you?") is about an attribute by its form, so
+   ``PREFERENCE_THRESHOLD`` is enough. In a trade-off frame ("worth paying a
+   higher fee") a numeric visible attribute (price) is never the target when
+   another attribute reaches ``TRADEOFF_THRESHOLD``. Set phrases are read as
+   one word first ("up front" -> upfront, "after work" -> evening).
 
 Tables are compiled once per scenario object (:func:`table_for`) and reused
 for every question; a question's words are stemmed through an LRU cache.
