@@ -207,6 +207,7 @@ TRADEOFF_FRAME = (
 # look like?". They invite the user to name a concern, so a passing word does not make them targeted;
 # only a fuller match does (``matching.OPEN_THRESHOLD``).
 OPEN_FRAME = (
-    r"\b(?:anything|something|what) else\b|\bmatters? most\b|\bmost important\b|\btop priorit"
-    r"|\bbiggest\b|\bideal\b|\bperfect\b|\bdream\b|\bmust-haves?\b|\bdeal-?breakers?\b"
+    r"\b(?:anything|something|what) else\b|\bmatters? (?:the )?most\b|\bmost important\b|\btop priorit"
+    # superlatives and ideals only in a wh-question: "Is a perfect view a must?" names the view
+    r"|\b(?:what|which|how)\b[^?.!]*\b(?:biggest|ideal|perfect|dream|must-haves?|deal-?breakers?)\b"
 )
