@@ -138,8 +138,11 @@ _TRADEOFF_FRAME = re.compile(TRADEOFF_FRAME)
 _OPEN_FRAME = re.compile(OPEN_FRAME)
 
 
-def _frame(pattern: re.Pattern[str], question: str) -> bool:
-    return bool(pattern.search(question.lower().replace("\u2019", "'")))
+@lru_cache(maxsize=8192)
+def _frames(question: str) -> tuple[bool, bool, bool]:
+    """(open, preference, trade-off): the frames a question is put in, read once per question."""
+    text = question.lower().replace("\u2019", "'")
+    return bool(_OPEN_FRAME.search(text)), bool(_PREFERENCE_FRAME.search(text)), bool(_TRADEOFF_FRAME.search(text))
 
 
 @lru_cache(maxsize=8192)
@@ -399,8 +402,7 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
     raw = _scores(table, question)
     numeric = table.numeric
     tradeoff = any(c > 0 for t, (_w, c) in raw.items() if t.attribute in numeric and t.kind == "visible")
-    is_open = _frame(_OPEN_FRAME, question)
-    preference = _frame(_PREFERENCE_FRAME, question)
+    is_open, preference, tradeoff_frame = _frames(question)
     floor = OPEN_THRESHOLD if is_open else PREFERENCE_THRESHOLD if preference else THRESHOLD
     tradeoff_floor = OPEN_THRESHOLD if is_open else TRADEOFF_THRESHOLD
     hits = {
@@ -409,7 +411,7 @@ def match_question(scenario: Scenario, question: str) -> Target | None:
     }
     if not hits or about_the_user(question):  # the user's own life, history or time: general
         return None
-    if _frame(_TRADEOFF_FRAME, question):
+    if tradeoff_frame:
         named = {t: w for t, w in hits.items() if not (t.kind == "visible" and t.attribute in numeric)}
         hits = {t: w for t, w in named.items() if w >= TRADEOFF_THRESHOLD} or hits
     if any(t.kind != "visible" or t.attribute not in numeric for t in hits):
