@@ -191,7 +191,8 @@ PREFERENCE_FRAME = (
     r"|\bhow (?:would|do|did) you (?:prefer|feel about|like)\b|\bfeel (?:about|strongly)\b"
     r"|\b(?:thoughts|feelings|opinions?|views?) (?:on|about)\b|\bmatters? (?:to you|much|at all)\b"
     r"|\bhow (?:important|much do you care)\b|\bdo you care (?:about|whether|if|how|who|what|when|where)\b"
-    r"|\bparticular about\b|\bpicky about\b"
+    r"|\bparticular about\b|\bpicky about\b|\bimportant to you\b|\byour take on\b|\blean(?:ing)? towards?\b"
+    r"|\bstrong feelings\b|\bhow set are you on\b"
 )
 
 # A trade-off: a higher cost offered for something else ("worth paying more", "a higher session fee",
