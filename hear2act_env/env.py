@@ -39,6 +39,7 @@ ACCESS: dict[str, tuple[str, ...]] = {
 WORDS_HIDDEN = frozenset({"A"})
 SPOKEN = "(spoken)"  # what replaces a user turn's words under access "A"
 SPEECH_KEYS = frozenset({"audio", "inferred_state", "affect"})
+_NO_SPEECH: dict[str, Any] = {}  # the speech part of a text-only observation (shared: never written to)
 INTERVENTIONS = ("correct", "none", "always_resolved", "always_unresolved", "shuffled")
 _CACHED_ACTION_CHARS = 400  # action strings up to this length are memoised per env ...
 _ACTION_CACHE_SIZE = 4096  # ... up to this many (then the memo starts over)
@@ -310,6 +311,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         self.realization = realization
         self.access = access
         self.keys = ("options", *ACCESS[access])
+        self._with_state = "state" in self.keys
         self.speech = None
         if SPEECH_KEYS & set(self.keys):
             from .speech.channel import SpeechChannel
@@ -393,9 +395,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         self._last = reaction
         self._spoken = (words, reaction.delivery, turn)
         self._utterance: tuple[str, str, int] | None = None
-        self._speech: dict[str, Any] = {}
         if self.speech is None:
+            self._speech: dict[str, Any] = _NO_SPEECH
             return
+        self._speech = {}
         audio = self.speech.audio(*self.utterance)
         if "audio" in self.keys:
             # A fresh array every time: Gymnasium requires that observations share no mutable
@@ -463,11 +466,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         return lines
 
     def _observation(self) -> dict[str, Any]:
-        obs: dict[str, Any] = {"options": self._options_text}
-        obs["transcript"] = "\n".join(self._visible_lines())[-MAX_TEXT:]
-        if "state" in self.keys:
+        lines = self._visible_lines() if self.access in WORDS_HIDDEN else self._lines
+        obs: dict[str, Any] = {"options": self._options_text, "transcript": "\n".join(lines)[-MAX_TEXT:]}
+        if self._with_state:
             obs["state"] = self.state_channel.tag(self._last, self.draws, self.engine.turn)
-        obs.update(self._speech)
+        if self._speech:
+            obs.update(self._speech)
         return obs
 
     def _info(self, reaction: Reaction, action: Action) -> dict[str, Any]:
