@@ -381,3 +381,6 @@ def test_set_phrases_read_as_one_word():
     assert normalize("Do you pay up front?") == normalize("Do you pay upfront?")
     assert normalize("only after work") == normalize("only evening")
     assert "spend" not in matching._question_stems("How much time are you willing to spend cooking?")
+    # "how ... pay" asks for the way of paying; "how much ... pay" for the amount
+    assert "paymethod" in normalize("How would you like to pay tuition?")
+    assert "paymethod" not in normalize("How much would you pay?")

@@ -65,6 +65,8 @@ IDIOMS = {
     r"\bup front\b": "upfront", r"\bafter work\b": "evening", r"\bbefore work\b": "morning",
     r"\b(?:nine to five|9 to 5|9-5|nine-to-five)\b": "weekday daytime", r"\bduring the day\b": "daytime",
     r"\bat night\b": "night", r"\bon weekends\b": "weekends", r"\bhow much time\b": "how long",
+    # "how ... pay" asks for the way of paying (billing, installments), "how much ... pay" for the amount
+    r"\bhow (?!much\b|many\b)(?:\w+ ){0,4}(?:pay|paid|paying)\b": "how paymethod pay",
 }
 
 # Comparatives and superlatives Porter2 keeps whole ("longer", "cheapest"), mapped to their base word.
@@ -154,7 +156,8 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
         "water waterproof water-resistant swim swimming rain",
         "alert alerts notification notifications notice reminder reminders text heads-up",
         "loaner shuttle ride rental transportation",
-        "finance financing installments installment loan loans monthly-payments upfront deposit down-payment",
+        "finance financing installments installment loan loans monthly-payments upfront deposit down-payment paymethod",
+        "bill billing billed invoice invoices invoicing paymethod",
         "review reviews rating ratings rated stars reputation",
     )
 )
