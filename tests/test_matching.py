@@ -122,7 +122,7 @@ def test_dev_set_accuracy(bank):
     acc = accuracy_by_style(read_rows("dev_questions.jsonl"), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
     # Floors a little under the measured figures (see the README table).
-    # Measured: need 0.835 (direct 0.919, preference 0.958, trade-off 0.966, paraphrase 0.681),
+    # Measured: need 0.835 (direct 0.920, preference 0.963, trade-off 0.966, paraphrase 0.679),
     # general 0.994, other 0.984; before the question frames (user's life, preference, trade-off, open):
     # need 0.828 (0.917 / 0.958 / 0.959 / 0.669), general 0.988, other 0.985; the old matcher: need 0.797,
     # general 0.958, other 0.976.
@@ -294,8 +294,8 @@ def test_heldout_floor(bank):
     acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
     # This set became a development set for the question frames and families (routing-2 read its
-    # failures); a fresh held-out set is measured by the coordinator. Measured now: need 0.944 (direct
-    # 1.000, preference 0.931, trade-off 0.958, paraphrase 0.889), general 0.990, other 1.000; before
+    # failures); a fresh held-out set is measured by the coordinator. Measured now: need 0.948 (direct
+    # 1.000, preference 0.944, trade-off 0.958, paraphrase 0.889), general 0.990, other 1.000; before
     # routing-2: need 0.899 (1.000 / 0.875 / 0.931 / 0.792), general 0.823, other 1.000; the old matcher:
     # need 0.837, general 0.875, other 0.990.
     assert rate[("all", "need")] >= 0.94, acc
@@ -304,7 +304,7 @@ def test_heldout_floor(bank):
 
 
 @pytest.mark.skipif(not HELDOUT.exists(), reason="held-out set not present")
-@pytest.mark.xfail(strict=True, reason="issue 7 targets not met yet: need 0.944 < 0.95")
+@pytest.mark.xfail(strict=True, reason="issue 7 targets not met yet: need 0.948 < 0.95")
 def test_heldout_meets_issue_targets(bank):
     acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
