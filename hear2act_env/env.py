@@ -260,6 +260,17 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
       ``(scenario, question) -> Target | None``
       (:mod:`hear2act_env.dialogue.matching`).
 
+    Every argument is checked here, at ``make``: a bad value raises
+    ``ValueError`` (a bad scenario list ``ScenarioError`` naming the index),
+    never an error mid-episode.
+
+    ## Vector Environments
+    ``gymnasium.make_vec(id, num_envs=n, vectorization_mode="async")`` (shared
+    memory or not) and ``"sync"`` return the same observations under every
+    access condition (:mod:`hear2act_env.vector`);
+    ``hear2act_env.vector.reset_scenarios(envs, ids, seed)`` puts sub-env
+    ``i`` on scenario ``ids[i]``.
+
     ## Version History
     - v0: initial release (scenario bank v1, delivery model v2). Revised in
       place before release (issue 7, paper fidelity): Explicit L2 is stated
