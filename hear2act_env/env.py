@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -86,9 +86,10 @@ def _scenario_list(scenarios: object) -> list[Scenario]:
         return load_scenarios(scenarios)
     if isinstance(scenarios, Scenario):
         scenarios = [scenarios]
-    if isinstance(scenarios, Mapping) or not isinstance(scenarios, Sequence):
+    if isinstance(scenarios, Mapping | bytes) or not isinstance(scenarios, Iterable):
         raise ScenarioError("scenarios", "<argument>",
                             f"expected a JSONL path or a list of Scenario, got {type(scenarios).__name__}")
+    scenarios = list(scenarios)  # any iterable of Scenario (a tuple, a generator, dict.values(), ...)
     if not scenarios:
         raise ScenarioError("scenarios", "<argument>", "the list is empty: no scenarios to play")
     seen: dict[str, int] = {}
