@@ -5,6 +5,8 @@
 - ``tests/data/dev_questions.jsonl``: the routing helper's development set, written from attribute
   labels and values (never the keyword lists) in four styles (direct, preference, trade-off,
   paraphrase) over all 48 domains; the matcher was tuned on it.
+- ``tests/data/heldout_questions_v2.jsonl``: a second set by another separate process (scenarios -05/-08,
+  ``scenarios show`` only), added after the last matcher change and never tuned on: the honest figure.
 - ``tests/data/heldout_questions.jsonl`` (when present): written by a separate helper that saw only
   ``hear2act scenarios show``. Its failures were read while the question frames were written, so it is
   now a second development set; asserted against the issue's targets all the same.
@@ -384,3 +386,25 @@ def test_set_phrases_read_as_one_word():
     # "how ... pay" asks for the way of paying; "how much ... pay" for the amount
     assert "paymethod" in normalize("How would you like to pay tuition?")
     assert "paymethod" not in normalize("How much would you pay?")
+
+
+# -- the second held-out set (written after the last matcher change; nobody tuned on it) ---------
+HELDOUT_V2 = DATA / "heldout_questions_v2.jsonl"
+
+
+def test_heldout_v2_floor(bank):
+    """Regression floor at the figures measured once, untuned: need 0.865 (direct 1.000, preference
+    0.986, trade-off 0.931, paraphrase 0.542), general 0.802, other 0.990. Paraphrases that need world
+    knowledge and questions about the user's life that name a need's topic are the known gaps."""
+    acc = accuracy_by_style(read_rows(HELDOUT_V2.name), bank)
+    rate = {k: right / total for k, (right, total) in acc.items()}
+    assert rate[("all", "need")] >= 0.86, acc
+    assert rate[("all", "general")] >= 0.80, acc
+    assert rate[("all", "other")] >= 0.98, acc
+
+
+@pytest.mark.xfail(strict=True, reason="issue 7 targets not met on the untuned set: need 0.865, general 0.802")
+def test_heldout_v2_meets_issue_targets(bank):
+    acc = accuracy_by_style(read_rows(HELDOUT_V2.name), bank)
+    rate = {k: right / total for k, (right, total) in acc.items()}
+    assert rate[("all", "need")] >= 0.95 and rate[("all", "general")] >= 0.95 and rate[("all", "other")] >= 0.98
