@@ -257,7 +257,9 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if hasattr(value, "item") and not isinstance(value, str):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and value != value:  # NaN (a rate with no denominator) -> JSON null
+        return None
     return value
 
 

@@ -142,10 +142,13 @@ def _opening_table(s: Scenario) -> tuple[str, str, Action]:
 
 
 def _routing(target: Target | None) -> dict[str, Any]:
-    """``info["question"]``: where an ASK question was routed."""
+    """``info["question"]``: where an ASK question was routed (fixed leaf types: str, str, int)."""
     if target is None:
-        return {"target": "general", "attribute": None, "level": None}
-    return {"target": target.kind, "attribute": target.attribute, "level": target.level}
+        return {"target": "general", "attribute": "", "level": 0}
+    return {"target": target.kind, "attribute": target.attribute, "level": target.level or 0}
+
+
+NOT_ASKED: dict[str, Any] = {"target": "", "attribute": "", "level": 0}
 
 
 class Hear2ActEnv(gym.Env[dict[str, Any], str]):
@@ -220,14 +223,17 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     delivered with; ``neutral`` for answers), ``action`` (parsed kind or
     ``invalid``), ``invalid_action`` (reason or ``""``), ``disclosed``
     (levels disclosed so far), ``current`` (recommended option number),
-    ``turn``, ``question`` (on an ASK step, how the question was routed:
+    ``turn``, ``question`` (how an ASK question was routed:
     ``{"target": "need"|"visible"|"distractor"|"general", "attribute":
-    name or None, "level": 1|2|3 or None}``; ``None`` on every other step).
+    name or "", "level": 1|2|3 or 0}``; ``target`` is ``""`` on every
+    other step). Every key has one type on every step (no ``None``
+    leaves), so Gymnasium's vector envs can stack infos of sub-envs that
+    took different actions in the same step.
     Reset adds ``scenario_id`` and ``realization``. At the end
     ``info["outcome"]``: ``success``, ``final_option``, ``turns``,
     ``premature_closure``, ``full_disclosure``, ``n_disclosed``,
     ``accept_rate``, ``fullfit_rate`` (over agent recommendation turns;
-    ``None`` when there were none), ``recommendations``, ``action_counts``.
+    NaN when there were none), ``recommendations``, ``action_counts``.
     ``state`` and ``delivery`` are diagnostics (the hidden ground truth, for
     evaluation): they are in ``info`` under every access condition, and
     nothing that builds a policy's input (agents, prompt builders, wrappers)
@@ -495,7 +501,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             "disclosed": tuple(sorted(self.engine.disclosed)),
             "current": self.engine.current,
             "turn": self.engine.turn,
-            "question": _routing(reaction.question) if action.kind == "ask" else None,
+            "question": _routing(reaction.question) if action.kind == "ask" else dict(NOT_ASKED),
         }
 
     def _outcome(self, terminated: bool) -> dict[str, Any]:
@@ -518,8 +524,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             "recommendations": n,
             "accepts": accepts,
             "fullfits": fullfits,
-            "accept_rate": accepts / n if n else None,
-            "fullfit_rate": fullfits / n if n else None,
+            "accept_rate": accepts / n if n else math.nan,  # NaN, not None: one float type for vector envs
+            "fullfit_rate": fullfits / n if n else math.nan,
             "action_counts": dict(self._counts),
         }
 

@@ -148,8 +148,13 @@ def reset_scenarios(
 
 
 def _info_of(info: dict[str, Any], i: int) -> dict[str, Any]:
-    """Sub-env ``i``'s entries of a vector info dict."""
-    return {k: v[i] for k, v in info.items() if not k.startswith("_") and info.get(f"_{k}", np.ones(i + 1))[i]}
+    """Sub-env ``i``'s entries of a vector info dict (nested dicts, such as ``question``, recursively)."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if k.startswith("_") or not info.get(f"_{k}", np.ones(i + 1, dtype=np.bool_))[i]:
+            continue
+        out[k] = _info_of(v, i) if isinstance(v, dict) else v[i]
+    return out
 
 
 def _merge_infos(per_env: list[dict[str, Any]]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ def _scrambled_info(original):
         info["state"] = _SCRAMBLE.get(info["state"], "resolved")
         info["delivery"] = "enthusiastic" if info["delivery"] != "enthusiastic" else "frustrated"
         info["disclosed"] = (1, 2, 3)
-        info["question"] = {"target": "general", "attribute": None, "level": None}
+        info["question"] = {"target": "general", "attribute": "", "level": 0}
         return info
 
     return _info

@@ -254,16 +254,16 @@ def test_env_reports_routing_on_ask_steps():
 
     env = gym.make("Hear2Act-Explicit-v0")
     _, info = env.reset(seed=0, options={"scenario_id": "budget-airline-tickets-03"})
-    assert info["question"] is None
+    assert info["question"] == {"target": "", "attribute": "", "level": 0}
     s = load_scenarios()[0]
     _, _, _, _, info = env.step("[ACTION: ASK] Would you pay more to pick your seats in advance?")
     assert info["question"] == {"target": "need", "attribute": "seating", "level": 1}
     _, _, _, _, info = env.step("[ACTION: ASK] Is there anything else that matters to you?")
-    assert info["question"] == {"target": "general", "attribute": None, "level": None}
+    assert info["question"] == {"target": "general", "attribute": "", "level": 0}
     _, _, _, _, info = env.step("[ACTION: ASK] What's your budget?")
-    assert info["question"] == {"target": "visible", "attribute": "price", "level": None}
+    assert info["question"] == {"target": "visible", "attribute": "price", "level": 0}
     _, _, _, _, info = env.step("[ACTION: RECOMMEND] [OPTION: 2] Try this.")
-    assert info["question"] is None
+    assert info["question"] == {"target": "", "attribute": "", "level": 0}
     assert s is not None
 
 

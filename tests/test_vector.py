@@ -116,14 +116,20 @@ def test_env_ids_stay_registered():
     assert set(hear2act_env.ENV_IDS) <= set(gym.registry)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "info['question'] is None on non-ASK steps and a dict on ASK steps; Gymnasium's vector info merge "
-    "(VectorEnv._add_info) cannot mix None and dict (nor int and None leaves) for one key in one step. "
-    "Needs a fixed-type info schema (owner of info['question']: dialogue/matching)."))
 def test_sub_envs_taking_different_kinds_of_action_in_one_step():
-    envs = gym.make_vec("Hear2Act-Prosody-v0", num_envs=2, vectorization_mode="sync")
+    """Infos of sub-envs that ASK / CLARIFY / end with and without recommendations stack (one type per key)."""
+    envs = gym.make_vec("Hear2Act-Prosody-v0", num_envs=3, vectorization_mode="sync")
     try:
-        envs.reset(seed=0)
-        envs.step(["[ACTION: CLARIFY] more?", "[ACTION: ASK] Is there anything else that matters to you?"])
+        envs.reset(seed=3)  # a seed where sub-envs 0 and 1 both end at the third step
+        _, _, _, _, infos = envs.step(["[ACTION: CLARIFY] more?", "[ACTION: ASK] Is there anything else that matters "
+                                       "to you?", "[ACTION: ASK] What about the price?"])
+        assert list(infos["question"]["target"]) == ["", "general", "visible"]
+        assert list(infos["question"]["level"]) == [0, 0, 0]
+        # The same step ends sub-env 0 with no agent recommendation (rates NaN) and sub-env 1 with one.
+        envs.step(["[ACTION: CLARIFY] ok", "[ACTION: RECOMMEND] [OPTION: 1] this?", "[ACTION: CLARIFY] ok"])
+        _, _, terminated, _, infos = envs.step(["[ACTION: CONFIRM] ok"] * 3)
+        assert terminated[:2].all() and infos["_outcome"][:2].all()
+        rates = infos["outcome"]["accept_rate"]
+        assert rates.dtype.kind == "f" and np.isnan(rates[0]) and rates[1] == 1.0
     finally:
         envs.close()
