@@ -79,7 +79,21 @@ class Assessment:
 
 
 def assess(scenario: Scenario, number: int) -> Assessment:
-    """The user's graded state for option ``number`` (PROTOCOL.md table)."""
+    """The user's graded state for option ``number`` (PROTOCOL.md table).
+
+    Computed once per scenario object for all its options (a step asks twice), so a
+    step costs the same whatever the option's role.
+    """
+    table = scenario.__dict__.get("_assessments")
+    if table is None:
+        table = tuple(_assess(scenario, n) for n in range(1, len(scenario.options) + 1))
+        object.__setattr__(scenario, "_assessments", table)  # a derived cache, not a field
+    if not 1 <= number <= len(table):
+        scenario.option(number)  # raises ScenarioError naming the scenario and the number
+    return table[number - 1]
+
+
+def _assess(scenario: Scenario, number: int) -> Assessment:
     opt = scenario.option(number)
     if not opt.meets_request:
         idx = next(i for i, r in enumerate(scenario.requirements) if not r.holds(opt.values[r.attribute]))
