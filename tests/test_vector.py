@@ -48,6 +48,11 @@ def _kwargs(access: str, cache) -> dict:
 
 
 def _rollout(mode: str, access: str, cache, last_step: bool = True, **vector_kwargs) -> list:
+    if mode == "async":
+        # Workers come from a fork server: forking the long-lived pytest process itself (threads of
+        # earlier tests' servers and torch pools alive) can deadlock a worker. The default context
+        # (plain fork) is covered by test_async_default_context_in_a_fresh_process.
+        vector_kwargs.setdefault("context", "forkserver")
     envs = gym.make_vec("Hear2Act-Prosody-v0", num_envs=3, vectorization_mode=mode,
                         vector_kwargs=vector_kwargs, **_kwargs(access, cache))
     try:
@@ -133,3 +138,24 @@ def test_sub_envs_taking_different_kinds_of_action_in_one_step():
         assert rates.dtype.kind == "f" and np.isnan(rates[0]) and rates[1] == 1.0
     finally:
         envs.close()
+
+
+def test_async_default_context_in_a_fresh_process(tmp_path):
+    """The default async path (Gymnasium's default start method) equals sync, in a process of its own."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium as gym, hear2act_env\n"
+        "def run(mode):\n"
+        "    envs = gym.make_vec('Hear2Act-Prosody-v0', num_envs=3, vectorization_mode=mode)\n"
+        "    out = [envs.reset(seed=7)[0]['transcript']]\n"
+        "    for a in ('[ACTION: ASK] Anything else?', '[ACTION: RECOMMEND] [OPTION: 2] ok?'):\n"
+        "        out.append(envs.step([a] * 3)[0]['transcript'])\n"
+        "    envs.close()\n"
+        "    return [tuple(x) for x in out]\n"
+        "assert run('async') == run('sync')\n"
+        "print('same')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "same" in done.stdout, done.stderr[-2000:]
