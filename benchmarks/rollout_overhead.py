@@ -3,7 +3,7 @@
     python benchmarks/rollout_overhead.py [--model DIR] [--episodes 16] [--batch-size 16] [--max-new-tokens 32]
 
 Plays ``--episodes`` Prosody-mediated episodes (access ``T+S``) with an ``hf:``
-policy (default: the tiny random Qwen2 model of ``tests/tiny_models.py``,
+policy (default: the tiny random Qwen2 model of ``agents/llm/tiny.py``,
 built into a temporary folder), timing every ``generate`` call. Then replays
 the exact same request batches straight through the backend. Prints:
 
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     model = args.model
     if model is None:
-        from tests.tiny_models import build_tiny_causal_lm
+        from agents.llm.tiny import build_tiny_causal_lm
 
         model = str(build_tiny_causal_lm(Path(tempfile.mkdtemp(prefix="hear2act-bench-lm-"))))
     backend = HFBackend(model, max_new_tokens=args.max_new_tokens)

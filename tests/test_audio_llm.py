@@ -15,11 +15,11 @@ pytest.importorskip("transformers")
 pytest.importorskip("hibari")
 
 import torch
-from tiny_models import build_tiny_omni, build_tiny_qwen2audio
 
 import hear2act_env
 from agents.llm.audio_inputs import build_audio_inputs, load_audio_processing, num_audio_tokens
 from agents.llm.backend import GenerationRequest
+from agents.llm.tiny import build_tiny_omni, build_tiny_qwen2audio
 
 
 @pytest.fixture(scope="module", autouse=True)

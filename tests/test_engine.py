@@ -169,7 +169,7 @@ def _free_port() -> int:
 
 def test_two_processes_split_the_episodes_of_a_tiny_hf_model(tmp_path: Path) -> None:
     """What `accelerate launch` / `torchrun` do: two processes with RANK/WORLD_SIZE, merged over gloo."""
-    from tests.tiny_models import shared_tiny_causal_lm
+    from agents.llm.tiny import shared_tiny_causal_lm
 
     model = shared_tiny_causal_lm()
     out = tmp_path / "merged.jsonl"

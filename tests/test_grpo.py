@@ -1,6 +1,6 @@
 """GRPO on Hear2Act: dialogue-state data, Omni training with audio in every forward, text and tool paths, CLI.
 
-Models are tiny random checkpoints built locally (tests/tiny_models.py); the
+Models are tiny random checkpoints built locally (agents/llm/tiny.py); the
 Omni run uses real user turns rendered by hibari. A random model's
 completions rarely differ in any reward, and GRPO's advantage is zero when a
 group's rewards are equal, so the training runs bias the sampler towards EOS
@@ -20,8 +20,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
 import torch
-from tiny_models import build_tiny_causal_lm, build_tiny_omni
 
+from agents.llm.tiny import build_tiny_causal_lm, build_tiny_omni
 from hear2act_env.dialogue.engine import assess
 from training.grpo_data import (
     DialogueState,

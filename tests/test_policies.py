@@ -193,7 +193,7 @@ def test_cli_rollout_with_a_scripted_model(tmp_path: Path, capsys: pytest.Captur
 # -- hf: backend on a tiny random model -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny() -> Path:
-    from tests.tiny_models import shared_tiny_causal_lm
+    from agents.llm.tiny import shared_tiny_causal_lm
 
     return shared_tiny_causal_lm()
 

@@ -30,7 +30,7 @@ if not gpu and os.environ["ALLOW_CPU"] != "1":
 out = os.environ["OUT_DIR"]
 model = os.environ["MODEL"]
 if not model:
-    from tiny_models import build_tiny_omni
+    from agents.llm.tiny import build_tiny_omni
 
     model = str(build_tiny_omni(os.path.join(out, "tiny-omni")))
 k, steps = int(os.environ["K"]), int(os.environ["STEPS"])

@@ -1,4 +1,4 @@
-"""Tiny random-init models built locally for tests and benchmarks (no downloads).
+"""Tiny random-init models built locally for smoke tests, tutorials and benchmarks (no downloads).
 
 ``build_tiny_causal_lm(dir)``: a Qwen2-style causal LM (hidden 32, 2 layers)
 with a byte-level BPE tokenizer trained on the fly on the bundled scenario
