@@ -16,7 +16,6 @@ The tiny models are random: the figures measure the plumbing around a model
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
