@@ -72,6 +72,9 @@ def load_audio_processing(path: str | Path, *, audio_token: str = AUDIO_TOKEN,
     except ImportError as exc:
         raise ImportError(f"audio LLM backends need transformers: {_INSTALL}") from exc
     root = Path(path)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such checkpoint directory (an audio LLM folder with config.json, "
+                                "tokenizer files, preprocessor_config.json and weights)")
     if not (root / "preprocessor_config.json").is_file():
         raise FileNotFoundError(f"{root}: no preprocessor_config.json (the Whisper feature extractor of an audio LLM)")
     tokenizer = AutoTokenizer.from_pretrained(root)

@@ -88,6 +88,10 @@ class HFBackend:
         self.path = str(path)
         self.name = name or f"hf:{self.path}"
         self.device = device or default_device()
+        local = Path(self.path)
+        if tokenizer is None and (local.is_absolute() or self.path.startswith((".", "~"))) and not local.is_dir():
+            raise FileNotFoundError(f"hf:{self.path}: no such checkpoint directory (a local folder with config.json, "
+                                    "tokenizer files and weights; nothing is downloaded at run time)")
         if tokenizer is None:
             tokenizer = transformers.AutoTokenizer.from_pretrained(self.path)
         if not getattr(tokenizer, "chat_template", None):
