@@ -36,47 +36,40 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def action_composition(groups: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], title: str) -> bytes:
-    """Stacked horizontal bars of action shares per group, success rate written at the right."""
+def _stacked_bars(labels: Sequence[str], series: Sequence[tuple[str, str, Sequence[float]]], xlabel: str,
+                  title: str) -> tuple[Any, Any]:
+    """Horizontal stacked bars on a 0-100 axis, one bar per label; ``series`` = (name, color, values). NaN -> 0."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 0.42 * len(groups) + 1.3))
-    labels = [g for g, _ in groups]
-    left = [0.0] * len(groups)
-    for kind, color in ACTION_COLORS.items():
-        shares = [stats.pooled_value(rs, f"share_{kind}") for _, rs in groups]
-        shares = [0.0 if s != s else s for s in shares]
-        ax.barh(labels, shares, left=left, color=color, label=kind, edgecolor="white", linewidth=0.5)
+    fig, ax = plt.subplots(figsize=(8, 0.42 * len(labels) + 1.3))
+    left = [0.0] * len(labels)
+    for name, color, values in series:
+        shares = [0.0 if v != v else v for v in values]
+        ax.barh(labels, shares, left=left, color=color, label=name, edgecolor="white", linewidth=0.5)
         left = [a + b for a, b in zip(left, shares, strict=True)]
-    for i, (_, rs) in enumerate(groups):
-        ax.text(101, i, f"Success {stats.pooled_value(rs, 'success'):.1f}%", va="center", fontsize=8)
     ax.set_xlim(0, 100)
     ax.invert_yaxis()
-    ax.set_xlabel("share of agent actions (%)")
+    ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
-    ax.legend(ncol=5, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / max(len(groups), 1)),
-              frameon=False)
+    ax.legend(ncol=len(series), fontsize=8, loc="upper center",
+              bbox_to_anchor=(0.5, -0.12 - 0.6 / max(len(labels), 1)), frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax
+
+
+def action_composition(groups: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], title: str) -> bytes:
+    """Stacked horizontal bars of action shares per group, success rate written at the right."""
+    series = [(kind, color, [stats.pooled_value(rs, f"share_{kind}") for _, rs in groups])
+              for kind, color in ACTION_COLORS.items()]
+    fig, ax = _stacked_bars([g for g, _ in groups], series, "share of agent actions (%)", title)
+    for i, (_, rs) in enumerate(groups):
+        ax.text(101, i, f"Success {stats.pooled_value(rs, 'success'):.1f}%", va="center", fontsize=8)
     return _png(fig)
 
 
 def disclosure(groups: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], title: str) -> bytes:
     """Stacked bars: share of rollouts that revealed 0, 1, 2 or 3 hidden needs, per group."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 0.42 * len(groups) + 1.3))
-    labels = [g for g, _ in groups]
-    left = [0.0] * len(groups)
     dists = [disclosure_distribution([r["outcome"] for r in rs if not r.get("failed") and r.get("outcome")])
              for _, rs in groups]
-    for k in range(4):
-        shares = [0.0 if d[k] != d[k] else d[k] for d in dists]
-        ax.barh(labels, shares, left=left, color=DISCLOSED_COLORS[k], label=f"{k} needs", edgecolor="white",
-                linewidth=0.5)
-        left = [a + b for a, b in zip(left, shares, strict=True)]
-    ax.set_xlim(0, 100)
-    ax.invert_yaxis()
-    ax.set_xlabel("share of rollouts (%) by hidden needs disclosed")
-    ax.set_title(title, fontsize=10)
-    ax.legend(ncol=4, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.6 / max(len(groups), 1)),
-              frameon=False)
-    ax.spines[["top", "right"]].set_visible(False)
+    series = [(f"{k} needs", DISCLOSED_COLORS[k], [d[k] for d in dists]) for k in range(4)]
+    fig, _ = _stacked_bars([g for g, _ in groups], series, "share of rollouts (%) by hidden needs disclosed", title)
     return _png(fig)
