@@ -45,14 +45,18 @@ _CACHED_ACTION_CHARS = 400  # action strings up to this length are memoised per 
 _ACTION_CACHE_SIZE = 4096  # ... up to this many (then the memo starts over)
 
 
+def _chars_of(s: Scenario) -> frozenset[str]:
+    """Every character one scenario's texts can put into an observation."""
+    chars = set(s.request + "".join(o.description for o in s.options))
+    chars.update("".join(r.statement for r in s.requirements))
+    chars.update("".join(n.statement + n.hint for n in s.needs))
+    chars.update("".join(a.worse + a.label for a in s.attributes))
+    return frozenset(chars)
+
+
 def _scenario_chars(scenarios: Sequence[Scenario]) -> set[str]:
-    chars: set[str] = set()
-    for s in scenarios:
-        chars.update(s.request + "".join(o.description for o in s.options))
-        chars.update("".join(r.statement for r in s.requirements))
-        chars.update("".join(n.statement + n.hint for n in s.needs))
-        chars.update("".join(a.worse + a.label for a in s.attributes))
-    return chars
+    # Kept per scenario object, so building another env on the same scenarios costs a union, not a scan.
+    return set().union(*(s.derived("chars", _chars_of) for s in scenarios))
 
 
 @lru_cache(maxsize=1)
@@ -351,7 +355,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         self.scenario: Scenario | None = None
         # Per-scenario tables built once here, not at every reset: the options text,
         # the opening recommendation's transcript line and its parsed action.
-        self._tables = [_opening_table(s) for s in self.scenarios]
+        self._tables = [s.derived("opening", _opening_table) for s in self.scenarios]
         self._lines_head = [f"User: {s.request}" for s in self.scenarios]
         self._action_cache: dict[str, tuple[Action, str]] = {}
 

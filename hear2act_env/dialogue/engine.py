@@ -84,13 +84,14 @@ def assess(scenario: Scenario, number: int) -> Assessment:
     Computed once per scenario object for all its options (a step asks twice), so a
     step costs the same whatever the option's role.
     """
-    table = scenario.__dict__.get("_assessments")
-    if table is None:
-        table = tuple(_assess(scenario, n) for n in range(1, len(scenario.options) + 1))
-        object.__setattr__(scenario, "_assessments", table)  # a derived cache, not a field
+    table = scenario.derived("assessments", _assess_all)
     if not 1 <= number <= len(table):
         scenario.option(number)  # raises ScenarioError naming the scenario and the number
     return table[number - 1]
+
+
+def _assess_all(scenario: Scenario) -> tuple[Assessment, ...]:
+    return tuple(_assess(scenario, n) for n in range(1, len(scenario.options) + 1))
 
 
 def _assess(scenario: Scenario, number: int) -> Assessment:

@@ -8,12 +8,14 @@ author cannot make an option "gold" by labelling it so.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ScenarioError
 from .fields import Fields, is_number
+
+_T = TypeVar("_T")
 
 KINDS = ("need", "visible", "distractor")
 OPS = ("<=", ">=")
@@ -313,6 +315,19 @@ class Scenario:
     def __reduce__(self) -> tuple[Any, ...]:
         # Rebuild through __init__ so the options' derived fields and the roles are recomputed.
         return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
+
+    def derived(self, name: str, build: Callable[[Scenario], _T]) -> _T:
+        """``build(self)``, computed once per scenario object and kept on it.
+
+        For tables that code derives from a scenario (assessments, observation texts,
+        characters): not a field, so equality, hashing and JSON ignore it.
+        """
+        key = f"_derived_{name}"
+        try:
+            return self.__dict__[key]
+        except KeyError:
+            value = self.__dict__[key] = build(self)  # the instance dict: a frozen dataclass forbids setattr
+            return value
 
     # -- lookups ---------------------------------------------------------
     def attribute(self, name: str) -> Attribute:
