@@ -256,13 +256,7 @@ def _persona(
         attr_name = c.text(n, "attribute", nf)
         if attr_name not in attrs:
             raise c.fail(f"{nf}.attribute", f"{attr_name!r} is not a categorical attribute")
-        accept = c.texts(n, "accept", nf)
-        vocab = attrs[attr_name].values
-        for v in accept:
-            if v not in vocab:
-                raise c.fail(f"{nf}.accept", f"{v!r} is not a value of {attr_name} {list(vocab)}")
-        if len(accept) >= len(vocab):
-            raise c.fail(f"{nf}.accept", "must leave at least one value that violates the need")
+        accept = _proper_subset(c, c.texts(n, "accept", nf), attrs[attr_name], f"{nf}.accept", "need")
         hint = c.text(n, "hint", nf) if j == 0 else ""
         needs.append(
             Need(
@@ -293,14 +287,18 @@ def _categorical_requirement(
         raise c.fail(rf, "a requirement is numeric (op, value) or categorical (in), not both")
     if attr not in attrs:
         raise c.fail(f"{rf}.attribute", f"{attr!r} is not a categorical attribute of this domain")
-    allowed = c.texts(r, "in", rf)
-    vocab = attrs[attr].values
-    for v in allowed:
-        if v not in vocab:
-            raise c.fail(f"{rf}.in", f"{v!r} is not a value of {attr} {list(vocab)}")
-    if len(allowed) >= len(vocab):
-        raise c.fail(f"{rf}.in", "must leave at least one value that violates the requirement")
+    allowed = _proper_subset(c, c.texts(r, "in", rf), attrs[attr], f"{rf}.in", "requirement")
     return Requirement.one_of(attr, allowed, c.text(r, "statement", rf))
+
+
+def _proper_subset(c: _Checker, values: tuple[str, ...], attr: Attribute, f: str, what: str) -> tuple[str, ...]:
+    """``values``: some, not all, of ``attr``'s values (a need's accepted or a requirement's allowed set)."""
+    for v in values:
+        if v not in attr.values:
+            raise c.fail(f, f"{v!r} is not a value of {attr.name} {list(attr.values)}")
+    if len(values) >= len(attr.values):
+        raise c.fail(f, f"must leave at least one value that violates the {what}")
+    return values
 
 
 def parse_domain(raw: Any, where: str) -> DomainContent:
