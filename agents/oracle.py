@@ -12,15 +12,16 @@ from typing import Any
 
 from hear2act_env import Scenario, load_scenarios
 from hear2act_env.dialogue.actions import format_action
-from hear2act_env.dialogue.matching import match_question
+from hear2act_env.dialogue.matching import Matcher, default_matcher
 
 
-def targeted_question(scenario: Scenario, level: int) -> str:
-    """A question the user engine will read as targeted at need ``level``."""
+def targeted_question(scenario: Scenario, level: int, matcher: Matcher | None = None) -> str:
+    """A question the user engine (with the default matcher, or ``matcher``) reads as targeted at need ``level``."""
+    route = matcher or default_matcher()
     need = scenario.need(level)
     for word in (*need.keywords, *scenario.attribute(need.attribute).keywords):
         question = f"How do you feel about {word}?"
-        target = match_question(scenario, question)
+        target = route(scenario, question)
         if target is not None and target.level == level:
             return question
     return f"How do you feel about {scenario.attribute(need.attribute).label}?"

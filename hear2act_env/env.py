@@ -16,7 +16,7 @@ from gymnasium import spaces
 from .audio_space import AudioSpace
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
 from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
-from .dialogue.matching import Matcher, Target, resolve_matcher
+from .dialogue.matching import DEFAULT_MATCHER, Matcher, Target, resolve_matcher
 from .dialogue.realizer import Realizer
 from .scenarios import Scenario, ScenarioError, load_scenarios, validate
 from .scenarios.validate import N_OPTIONS  # every valid scenario has exactly this many options
@@ -247,7 +247,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``gymnasium.make("Hear2Act-Prosody-v0", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
     turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
-    audio_cache=None, perceiver=None, affect=None, matcher="lexical")``
+    audio_cache=None, perceiver=None, affect=None, matcher="learned")``
 
     - ``access``: ``"T"``, ``"T+S"``, ``"A"``, ``"A+T"``, ``"T+S_hat"`` or
       ``"T+affect"`` (the last four need the speech extra).
@@ -264,10 +264,13 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     - ``perceiver``: a :class:`~hear2act_env.speech.perceiver.Perceiver` for
       ``"T+S_hat"`` (default: the CPU feature perceiver enrolled on the voice);
       ``affect``: an affect classifier for ``"T+affect"`` (default: the rule).
-    - ``matcher``: how ASK questions are routed to attributes: ``"lexical"``
-      (default; deterministic, dependency-free), ``"semantic"`` (lexical
-      first, then a sentence encoder for near misses; ``pip install
-      "hear2act[semantic]"``) or a callable
+    - ``matcher``: how ASK questions are routed to attributes: ``"learned"``
+      (default; deterministic, dependency-free: word weights fitted on
+      independently written questions over the lexical evidence,
+      :mod:`hear2act_env.dialogue.router`), ``"lexical"`` (the hand-written
+      phrase tables alone), ``"semantic"`` (lexical first, then a sentence
+      encoder for near misses; ``pip install "hear2act[semantic]"``) or a
+      callable
       ``(scenario, question) -> Target | None``
       (:mod:`hear2act_env.dialogue.matching`).
 
@@ -290,7 +293,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
       requests may carry categorical requirements (76 of 480) and never state
       a hidden need; the opening may miss only L1; prices and ratings follow
       a premium model; roles are computed once per scenario; scenario JSON is
-      strictly typed. The bank was regenerated.
+      strictly typed. The bank was regenerated. ASK questions are routed by
+      the learned router (``matcher="learned"``, the new default; the
+      hand-written ``"lexical"`` matcher stays available).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
@@ -309,7 +314,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         audio_cache: str | Path | None = None,
         perceiver: Any = None,
         affect: Any = None,
-        matcher: str | Matcher = "lexical",
+        matcher: str | Matcher = DEFAULT_MATCHER,
     ) -> None:
         if access not in ACCESS:
             raise ValueError(f"access must be one of {tuple(ACCESS)}, got {access!r}")

@@ -1,4 +1,8 @@
-"""Question routing: the stemmer, the per-scenario tables, and accuracy on three question sets.
+"""The lexical matcher (``matcher="lexical"``): the stemmer, the per-scenario tables, and its accuracy.
+
+The default matcher is the learned router (``tests/test_router.py``), which uses this matcher's scores as
+evidence; the issue's routing targets are asserted there. Here the lexical matcher keeps floors at its own
+measured figures.
 
 - ``tests/data/targeted_questions.json``: the team's first hand-written set (questions per domain
   attribute plus general questions), kept as a regression floor.
@@ -241,6 +245,7 @@ def test_tables_follow_the_scenario_object_not_its_id():
 
 def test_matcher_registry():
     assert resolve_matcher("lexical") is match_question
+    assert matching.DEFAULT_MATCHER == "learned" and "learned" in matching.MATCHERS
     def custom(scenario, question):
         return None
 
@@ -303,14 +308,6 @@ def test_heldout_floor(bank):
     assert rate[("all", "need")] >= 0.94, acc
     assert rate[("all", "other")] >= 0.98, acc
     assert rate[("all", "general")] >= 0.98, acc
-
-
-@pytest.mark.skipif(not HELDOUT.exists(), reason="held-out set not present")
-@pytest.mark.xfail(strict=True, reason="issue 7 targets not met yet: need 0.948 < 0.95")
-def test_heldout_meets_issue_targets(bank):
-    acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
-    rate = {k: right / total for k, (right, total) in acc.items()}
-    assert rate[("all", "need")] >= 0.95 and rate[("all", "general")] >= 0.95 and rate[("all", "other")] >= 0.98
 
 
 # -- the semantic matcher (optional extra) -------------------------------------------------------
@@ -402,9 +399,3 @@ def test_heldout_v2_floor(bank):
     assert rate[("all", "general")] >= 0.80, acc
     assert rate[("all", "other")] >= 0.98, acc
 
-
-@pytest.mark.xfail(strict=True, reason="issue 7 targets not met on the untuned set: need 0.865, general 0.802")
-def test_heldout_v2_meets_issue_targets(bank):
-    acc = accuracy_by_style(read_rows(HELDOUT_V2.name), bank)
-    rate = {k: right / total for k, (right, total) in acc.items()}
-    assert rate[("all", "need")] >= 0.95 and rate[("all", "general")] >= 0.95 and rate[("all", "other")] >= 0.98

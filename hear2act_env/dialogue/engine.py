@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..scenarios import Scenario
 from .actions import Action
-from .matching import Matcher, Target, match_question
+from .matching import Matcher, Target, default_matcher
 
 RESOLVED, RELUCTANT, CONCERN, REJECTION = "resolved", "reluctant", "concern", "rejection"
 STATES = (RESOLVED, RELUCTANT, CONCERN, REJECTION)
@@ -153,7 +153,7 @@ class UserEngine:
     disclosed: set[int] = field(default_factory=set)
     rec_delivery: str = NEUTRAL
     done: bool = False
-    matcher: Matcher = match_question  # routes ASK questions (hear2act_env.dialogue.matching)
+    matcher: Matcher = field(default_factory=default_matcher)  # routes ASK questions (.matching, .router)
 
     def __post_init__(self) -> None:
         if self.realization not in REALIZATIONS:

@@ -44,7 +44,9 @@ it. The default matcher is deterministic, dependency-free and fast:
 Tables are compiled once per scenario object (:func:`table_for`) and reused
 for every question; a question's words are stemmed through an LRU cache.
 ``MATCHERS`` maps a matcher name (the env's ``matcher=`` argument) to its
-factory: ``"lexical"`` (this module, the default) and ``"semantic"``
+factory: ``"learned"`` (:mod:`.router`, the default: a linear model over
+words and this module's evidence, fitted on independently written
+questions), ``"lexical"`` (this module alone) and ``"semantic"``
 (:mod:`.semantic`: lexical first, then a sentence encoder for near misses;
 ``pip install "hear2act[semantic]"``).
 """
@@ -435,7 +437,20 @@ def _semantic() -> Matcher:
     return SemanticMatcher()
 
 
-MATCHERS: dict[str, Callable[[], Matcher]] = {"lexical": lambda: match_question, "semantic": _semantic}
+def _learned() -> Matcher:
+    from .router import route  # imports this module: resolved on first use
+
+    return route
+
+
+MATCHERS: dict[str, Callable[[], Matcher]] = {"learned": _learned, "lexical": lambda: match_question,
+                                              "semantic": _semantic}
+DEFAULT_MATCHER = "learned"
+
+
+def default_matcher() -> Matcher:
+    """The matcher envs and the user engine use unless told otherwise (:data:`DEFAULT_MATCHER`)."""
+    return MATCHERS[DEFAULT_MATCHER]()
 
 
 def resolve_matcher(matcher: str | Matcher) -> Matcher:

@@ -1,0 +1,222 @@
+"""The learned question router (``matcher="learned"``, the default): a linear model over words and lexical evidence.
+
+The lexical matcher (:mod:`.matching`) knows each attribute's own words and
+shared concept families; it cannot know that "Will you need a way to get to
+work while they have your car?" is about a loaner, or that "How many people do
+you usually cook for?" asks about the user, not the oven. Those are facts
+about how assistants talk in each domain, and they are learned here from
+questions written by separate processes that saw only what a user of the
+benchmark sees (``tests/data/routing_train/``; :mod:`.router_fit` fits the
+weights).
+
+**Model.** For a question in a scenario the candidates are every attribute of
+the scenario's domain (those the scenario lacks too) and *general*. Each
+candidate's score is a sum of
+
+- learned word weights: the question's features (Porter2 stems, stem bigrams
+  and the frames of :mod:`.matching`: open, preference, trade-off, about the
+  user) dotted with the weights of the candidate's classes: the domain's
+  attribute (``"<domain>/<attribute>"``), the attribute across domains for the
+  visible price and rating (``"*/price"``), or general (``"*/general"`` and
+  ``"<domain>/general"``);
+- the lexical evidence, weighted by ``beta``: the lexical matcher's matched
+  weight for the attribute, its cost part, whether the lexical matcher picks
+  it, whether it reaches the lexical threshold, whether it is a numeric
+  visible attribute (in a trade-off frame or not), and for general whether the
+  lexical matcher found nothing.
+
+General's score gets a fixed ``general_offset`` (stored with the weights;
+chosen on the validation set ``tests/data/heldout_questions_v2.jsonl`` to
+balance need-targeted and general accuracy, see :mod:`.router_fit`).
+The highest score wins (ties: the order of the candidates, so deterministic);
+an attribute the scenario lacks, or general, routes to ``None``. A domain with
+no learned weights (a custom scenario) falls back on the lexical evidence and
+the cross-domain weights alone.
+
+Weights ship in ``hear2act_env/data/router.json.gz`` (numbers and words only,
+read with the standard library); scoring is dictionary lookups, a few
+microseconds per candidate. No dependency beyond the core.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import re
+import weakref
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..scenarios import Scenario
+from . import matching
+from .matching import THRESHOLD, Target
+
+WEIGHTS_PATH = Path(__file__).resolve().parent.parent / "data" / "router.json.gz"
+GENERAL = "general"
+# The lexical evidence per candidate, in ``beta``'s order.
+PSI = ("lex_weight", "lex_cost", "lex_pick", "lex_reached", "numeric", "numeric_tradeoff", "lex_none",
+       "need_text", "persona_text")
+LEX_CAP = 4.0  # matched weights beyond this say nothing more
+OVERLAP_CAP = 3.0  # shared content words beyond this say nothing more
+
+
+def slug(domain: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", domain.lower().replace("'", "")).strip("-")
+
+
+@lru_cache(maxsize=16384)
+def question_features(question: str) -> tuple[str, ...]:
+    """A question's binary features: stems (``u:``), stem bigrams (``b:``), frames (``f:``) and a bias."""
+    stems = matching._stems(question)
+    feats = {"bias"}
+    feats.update("u:" + s for s in stems)
+    feats.update(f"b:{a}_{b}" for a, b in itertools.pairwise(stems))
+    is_open, preference, tradeoff = matching._frames(question)
+    for name, on in (("open", is_open), ("preference", preference), ("tradeoff", tradeoff),
+                     ("user", matching.about_the_user(question))):
+        if on:
+            feats.add("f:" + name)
+    return tuple(sorted(feats))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One thing a question may be about: an attribute (present or absent) or general."""
+
+    name: str  # attribute name, or GENERAL
+    keys: tuple[str, ...]  # the weight classes whose weights add up to its score
+    target: Target | None  # where it routes (None: general, or an attribute the scenario lacks)
+
+
+@dataclass(frozen=True)
+class _ScenarioTexts:
+    candidates: tuple[Candidate, ...]
+    need_words: dict[str, frozenset[str]]  # need attribute -> content stems of its statement and hint
+    persona_words: frozenset[str]  # content stems of the persona's situation and the request
+
+
+_CACHE: dict[int, tuple[weakref.ref[Scenario], _ScenarioTexts]] = {}
+
+
+def _content(text: str, topic: frozenset[str]) -> frozenset[str]:
+    return frozenset(matching._stems(text)) - matching._STOP_STEMS - matching._WEAK_STEMS - topic
+
+
+def _texts(scenario: Scenario) -> _ScenarioTexts:
+    key = id(scenario)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0]() is scenario:
+        return hit[1]
+    topic = matching._topic_stems(scenario)
+    texts = _ScenarioTexts(
+        _candidates(scenario),
+        {n.attribute: _content(f"{n.statement} {n.hint}", topic) for n in scenario.needs},
+        _content(f"{scenario.persona.situation} {scenario.request}", topic),
+    )
+    _CACHE[key] = (weakref.ref(scenario), texts)
+    weakref.finalize(scenario, _CACHE.pop, key, None)
+    return texts
+
+
+def candidates(scenario: Scenario) -> tuple[Candidate, ...]:
+    """The scenario's candidates, in a fixed order: its attributes, the domain's others, general."""
+    return _texts(scenario).candidates
+
+
+def _candidates(scenario: Scenario) -> tuple[Candidate, ...]:
+    d = slug(scenario.domain)
+    needs = {n.attribute: n.level for n in scenario.needs}
+    out: list[Candidate] = []
+    for a in scenario.attributes:
+        keys = (f"{d}/{a.name}", f"*/{a.name}") if a.kind == "visible" else (f"{d}/{a.name}",)
+        out.append(Candidate(a.name, keys, Target(a.name, a.kind, needs.get(a.name))))
+    present = {a.name for a in scenario.attributes}
+    data = matching._domain_file(scenario.domain) or {}
+    for raw in data.get("attributes", []):
+        name = str(raw.get("name")) if isinstance(raw, dict) else ""
+        if name and name not in present:
+            out.append(Candidate(name, (f"{d}/{name}",), None))
+    out.append(Candidate(GENERAL, ("*/general", f"{d}/general"), None))
+    return tuple(out)
+
+
+def lexical_evidence(scenario: Scenario, question: str, cands: tuple[Candidate, ...]) -> list[tuple[float, ...]]:
+    """Per candidate, the lexical features named in :data:`PSI`."""
+    table = matching.table_for(scenario)
+    texts = _texts(scenario)
+    words = _content(question, frozenset())
+    raw = {t.attribute: wc for t, wc in matching._scores(table, question).items()}
+    pick = matching.match_question(scenario, question)
+    tradeoff = matching._frames(question)[2]
+    numeric = table.numeric
+    out = []
+    for c in cands:
+        if c.name == GENERAL:
+            persona = min(len(words & texts.persona_words), OVERLAP_CAP)
+            out.append((0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(pick is None), 0.0, persona))
+            continue
+        w, cost = raw.get(c.name, (0.0, 0.0))
+        is_num = float(c.name in numeric)
+        out.append((min(w, LEX_CAP), min(cost, LEX_CAP), float(pick is not None and pick.attribute == c.name),
+                    float(w >= THRESHOLD), is_num, is_num * float(tradeoff), 0.0,
+                    min(len(words & texts.need_words.get(c.name, frozenset())), OVERLAP_CAP), 0.0))
+    return out
+
+
+class Router:
+    """Routes a question with learned weights; call it as ``router(scenario, question)``."""
+
+    def __init__(self, weights: dict[str, Any]) -> None:
+        if list(weights.get("psi", [])) != list(PSI):
+            raise ValueError(f"router weights: 'psi' must be {list(PSI)}, got {weights.get('psi')!r}")
+        self.beta = tuple(float(b) for b in weights["beta"])
+        self.general_offset = float(weights.get("general_offset", 0.0))
+        self.classes: dict[str, dict[str, float]] = weights["weights"]
+        self.version = str(weights.get("version", ""))
+
+    @classmethod
+    def load(cls, path: Path | str = WEIGHTS_PATH) -> Router:
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError, EOFError) as exc:
+            raise ValueError(f"router weights {path}: unreadable ({exc})") from exc
+        if not isinstance(data, dict) or not {"psi", "beta", "weights"} <= data.keys():
+            raise ValueError(f"router weights {path}: expected an object with 'psi', 'beta' and 'weights'")
+        return cls(data)
+
+    def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
+        """Every candidate with its score, in candidate order."""
+        feats = question_features(question)
+        cands = candidates(scenario)
+        psi = lexical_evidence(scenario, question, cands)
+        out = []
+        for c, p in zip(cands, psi, strict=True):
+            s = sum(b * x for b, x in zip(self.beta, p, strict=True))
+            if c.name == GENERAL:
+                s += self.general_offset
+            for key in c.keys:
+                w = self.classes.get(key)
+                if w:
+                    s += sum(w.get(f, 0.0) for f in feats)
+            out.append((c, s))
+        return out
+
+    def __call__(self, scenario: Scenario, question: str) -> Target | None:
+        scored = self.scores(scenario, question)
+        best = max(range(len(scored)), key=lambda i: (scored[i][1], -i))
+        return scored[best][0].target
+
+
+@lru_cache(maxsize=1)
+def default_router() -> Router:
+    """The shipped router, loaded once per process."""
+    return Router.load()
+
+
+def route(scenario: Scenario, question: str) -> Target | None:
+    """The learned router's decision with the shipped weights."""
+    return default_router()(scenario, question)

@@ -1,0 +1,228 @@
+"""The learned question router (the default matcher): held-out accuracy, behaviour, weights, fitting.
+
+Question sets (rows ``{"scenario_id", "question", "expect", "attribute", "style"}``, scored as in
+``tests/test_matching.py``):
+
+- ``tests/data/routing_train/``: the training data, written by separate helpers that saw only the
+  attribute sheets (name, label, values; never keyword lists) and ``hear2act scenarios show``: 48
+  domain files (about 160 questions each, labelled with an attribute or ``general``) and 3,456 rows
+  written per scenario (scenarios -02 to -09). With the older development sources, the project's own
+  agents' questions and two former held-out sets (v1; v3, measured once with an earlier fit at need
+  0.944 / general 0.938 / other 1.000 before it was added) they are what the weights are fitted on.
+- ``heldout_questions_v2.jsonl`` (scenarios -05/-08): used to choose the fitting settings (L2 strength,
+  pruning, the general offset), so a validation set, not an honest held-out figure.
+- ``heldout_questions_v4.jsonl`` (scenarios -01/-10, 480 rows): written by another separate helper from
+  ``hear2act scenarios list/show`` only, while the router was being fitted; never fitted on, never used
+  to choose anything; measured once with the shipped weights: need 0.969 (direct 1.000, preference
+  0.986, trade-off 0.986, paraphrase 0.903), general 1.000, other 1.000.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from hear2act_env import load_scenarios
+from hear2act_env.dialogue import router as router_mod
+from hear2act_env.dialogue.matching import default_matcher, match_question, resolve_matcher
+from hear2act_env.dialogue.router import Router, candidates, question_features, route
+from hear2act_env.scenarios import Scenario
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return {s.id: s for s in load_scenarios()}
+
+
+def routed_right(target, expect: str) -> bool:
+    if expect == "general":
+        return target is None
+    if expect == "other":
+        return target is None or target.kind != "need"
+    return target is not None and target.kind == "need" and target.level == int(expect[1])
+
+
+def rates(name: str, bank, matcher=route) -> dict[tuple[str, str], float]:
+    """(style or "all", "need"/"general"/"other") -> accuracy."""
+    tally: dict[tuple[str, str], list[int]] = {}
+    for line in (DATA / name).read_text().splitlines():
+        r = json.loads(line)
+        ok = routed_right(matcher(bank[r["scenario_id"]], r["question"]), r["expect"])
+        kind = "need" if r["expect"].startswith("L") else r["expect"]
+        for style in (r["style"], "all"):
+            t = tally.setdefault((style, kind), [0, 0])
+            t[0] += ok
+            t[1] += 1
+    return {k: right / total for k, (right, total) in tally.items()}
+
+
+# -- accuracy --------------------------------------------------------------------------------------
+def test_v4_heldout_meets_issue_targets(bank):
+    """The issue's targets on the set nobody fitted or chose on (measured once: 0.969 / 1.000 / 1.000)."""
+    rate = rates("heldout_questions_v4.jsonl", bank)
+    assert rate[("all", "need")] >= 0.95, rate
+    assert rate[("all", "general")] >= 0.95, rate
+    assert rate[("all", "other")] >= 0.98, rate
+    assert rate[("paraphrase", "need")] >= 0.90, rate
+
+
+def test_v2_validation_set(bank):
+    """Measured 0.951 / 0.958 / 1.000 (settings were chosen here)."""
+    rate = rates("heldout_questions_v2.jsonl", bank)
+    assert rate[("all", "need")] >= 0.95, rate
+    assert rate[("all", "general")] >= 0.95, rate
+    assert rate[("all", "other")] >= 0.98, rate
+
+
+@pytest.mark.parametrize("name", ["heldout_questions_v4.jsonl", "heldout_questions_v3.jsonl"])
+def test_held_out_sets_cover_every_domain_and_style(bank, name):
+    rows = [json.loads(line) for line in (DATA / name).read_text().splitlines()]
+    assert len(rows) >= 400
+    assert {bank[r["scenario_id"]].domain for r in rows} == {s.domain for s in bank.values()}
+    assert {r["style"] for r in rows} >= {"direct", "preference", "trade-off", "paraphrase"}
+    for r in rows:  # labels agree with the bank
+        if r["expect"].startswith("L"):
+            assert bank[r["scenario_id"]].need(int(r["expect"][1])).attribute == r["attribute"], r
+
+
+# -- behaviour -------------------------------------------------------------------------------------
+def test_generic_questions_are_general_everywhere(bank):
+    for s in bank.values():
+        for q in ("Is there anything else I should know?", "What matters most to you?", "Anything else?",
+                  "How long do you plan to keep it?", "How long have you been looking?"):
+            assert route(s, q) is None, (s.id, q)
+
+
+@pytest.mark.parametrize(
+    "question, attribute",
+    [("Do you mind layovers?", "stops"), ("Is a red-eye out of the question?", "departure"),
+     ("How many bags are you bringing?", "baggage"), ("What's the most you'd spend on the fare?", "price"),
+     ("Would you pay more for a nonstop flight?", "stops"),  # trade-off: the other attribute
+     ("Would you pay extra to have a checked bag included?", "baggage")],
+)
+def test_airline_questions(question, attribute, bank):
+    shown = [s for s in bank.values()
+             if s.domain == "budget airline tickets" and attribute in {a.name for a in s.attributes}]
+    assert shown
+    for s in shown:
+        got = route(s, question)
+        assert got is not None and got.attribute == attribute, (s.id, got)
+
+
+def test_every_need_is_reachable_by_its_label(bank):
+    """The oracle's plain questions still reach every need."""
+    from agents.oracle import targeted_question
+
+    for s in bank.values():
+        for level in (1, 2, 3):
+            got = route(s, targeted_question(s, level))
+            assert got is not None and got.level == level, (s.id, level)
+
+
+def test_the_full_wrappers_column_questions_reach_their_attribute(bank):
+    from training.reader import Options
+    from training.wrappers import column_question
+
+    hits = total = 0
+    for s in bank.values():
+        opts = Options.parse("\n".join(f"{o.number}. {o.description}" for o in s.options))
+        names = list(s.options[0].values)
+        for k in range(opts.width):
+            question = column_question(list(opts.column(k).values()))
+            if question is None:  # nothing but numbers: the wrapper asks its general question
+                continue
+            total += 1
+            got = route(s, question)
+            hits += got is not None and got.attribute == names[k]
+    assert total == 3169 and hits >= 3140  # measured 3,149 (the lexical matcher: 2,904)
+
+
+def test_candidates_cover_the_domain_and_general(bank):
+    s = bank["budget-airline-tickets-05"]
+    names = [c.name for c in candidates(s)]
+    assert names[-1] == "general" and len(names) == len(set(names))
+    assert {a.name for a in s.attributes} < set(names)  # the domain's other attributes too (they route to None)
+    absent = [c for c in candidates(s) if c.name not in {a.name for a in s.attributes} and c.name != "general"]
+    assert absent and all(c.target is None for c in absent)
+
+
+def test_a_scenario_of_an_unknown_domain_routes_on_lexical_evidence(bank):
+    data = bank["budget-airline-tickets-05"].to_dict()
+    data["domain"] = "space tourism"
+    s = Scenario.from_dict(data)
+    assert all(not c.keys[0].startswith("budget") for c in candidates(s))
+    assert route(s, "Is there anything else I should know?") is None
+    got = route(s, "Do you mind layovers, or does it have to be nonstop?")
+    assert got is not None and got.attribute == "stops"
+
+
+def test_features_are_stems_bigrams_and_frames():
+    feats = question_features("Would you pay more for a nonstop flight?")
+    assert "bias" in feats and "u:nonstop" in feats and "b:pay_more" in feats and "f:tradeoff" in feats
+    assert question_features("How long have you had the car?") == question_features("how long have you had the car")
+
+
+def test_default_matcher_is_the_router_and_the_env_uses_it():
+    import gymnasium as gym
+
+    assert default_matcher() is route and resolve_matcher("learned") is route
+    assert resolve_matcher("lexical") is match_question
+    env = gym.make("Hear2Act-Explicit-v0")
+    env.reset(seed=0, options={"scenario_id": "budget-airline-tickets-03"})
+    _, _, _, _, info = env.step("[ACTION: ASK] Will you want to pick where you sit ahead of time?")
+    assert info["question"] == {"target": "need", "attribute": "seating", "level": 1}
+
+
+# -- weights ---------------------------------------------------------------------------------------
+def test_shipped_weights_are_small_and_well_formed():
+    path = router_mod.WEIGHTS_PATH
+    assert path.stat().st_size < 2_000_000
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    assert data["psi"] == list(router_mod.PSI) and len(data["beta"]) == len(router_mod.PSI)
+    assert "*/general" in data["weights"]
+
+
+def test_bad_weight_files_fail_with_the_path(tmp_path):
+    bad = tmp_path / "router.json.gz"
+    bad.write_bytes(b"not gzip at all")
+    with pytest.raises(ValueError, match="unreadable"):
+        Router.load(bad)
+    bad.write_bytes(gzip.compress(b'{"beta": []}'))
+    with pytest.raises(ValueError, match="expected an object"):
+        Router.load(bad)
+    bad.write_bytes(gzip.compress(json.dumps({"psi": ["x"], "beta": [1.0], "weights": {}}).encode()))
+    with pytest.raises(ValueError, match="psi"):
+        Router.load(bad)
+
+
+# -- fitting ---------------------------------------------------------------------------------------
+def test_fitting_is_deterministic_and_learns(bank):
+    pytest.importorskip("scipy")
+    from hear2act_env.dialogue import router_fit
+
+    path = DATA / "routing_train" / "budget-airline-tickets.txt"
+    by_domain = {"budget-airline-tickets": [s for s in bank.values() if s.domain == "budget airline tickets"]}
+    rows = list(router_fit.read_domain_lines(path))
+    examples = router_fit.domain_examples(rows, by_domain, per_question=1)
+    a = router_fit.fit(examples, steps=60, l2_domain=1e-6, l2_shared=1e-6)
+    b = router_fit.fit(examples, steps=60, l2_domain=1e-6, l2_shared=1e-6)
+    assert a == b
+    fitted = Router(a)
+    right = sum(router_fit._decision(fitted, e) in e.labels for e in examples)
+    assert right / len(examples) >= 0.95
+    zero = Router({"psi": list(router_mod.PSI), "beta": [0.0] * len(router_mod.PSI), "weights": {}})
+    assert sum(router_fit._decision(zero, e) in e.labels for e in examples) < right
+
+
+def test_training_files_name_real_domains_and_attributes(bank):
+    from hear2act_env.dialogue import router_fit
+
+    examples = router_fit.default_examples(list(bank.values()), per_question=1)
+    assert len({e.question for e in examples}) > 8000
+    for e in examples:
+        assert e.labels <= {c.name for c in candidates(e.scenario)}, e
