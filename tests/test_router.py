@@ -226,3 +226,15 @@ def test_training_files_name_real_domains_and_attributes(bank):
     assert len({e.question for e in examples}) > 8000
     for e in examples:
         assert e.labels <= {c.name for c in candidates(e.scenario)}, e
+
+
+def test_decisions_are_remembered_per_scenario_object(bank):
+    router = Router.load()
+    s = bank["budget-airline-tickets-05"]
+    copy = Scenario.from_dict(s.to_dict())  # equal, another object: its own tables
+    q = "Is rushing between gates hard on your knee?"
+    first = router(s, q)
+    assert router(s, q) == first == router(copy, q)
+    assert q in router._table(s)[1] and router._table(s) is not router._table(copy)
+    best = max(router.scores(s, q), key=lambda cs: cs[1])[0]
+    assert best.target == first

@@ -401,7 +401,11 @@ def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
 def match_question(scenario: Scenario, question: str) -> Target | None:
     """The attribute a question is targeted at, or ``None`` for a general question."""
     table = table_for(scenario)
-    raw = _scores(table, question)
+    return decide(table, question, _scores(table, question))
+
+
+def decide(table: Table, question: str, raw: dict[Target, tuple[float, float]]) -> Target | None:
+    """The lexical decision from a question's scores (``_scores``): thresholds, frames, the trade-off rule."""
     numeric = table.numeric
     tradeoff = any(c > 0 for t, (_w, c) in raw.items() if t.attribute in numeric and t.kind == "visible")
     is_open, preference, tradeoff_frame = _frames(question)

@@ -148,8 +148,9 @@ def lexical_evidence(scenario: Scenario, question: str, cands: tuple[Candidate, 
     table = matching.table_for(scenario)
     texts = _texts(scenario)
     words = _content(question, frozenset())
-    raw = {t.attribute: wc for t, wc in matching._scores(table, question).items()}
-    pick = matching.match_question(scenario, question)
+    scored = matching._scores(table, question)
+    raw = {t.attribute: wc for t, wc in scored.items()}
+    pick = matching.decide(table, question, scored)
     tradeoff = matching._frames(question)[2]
     numeric = table.numeric
     out = []
@@ -169,6 +170,8 @@ def lexical_evidence(scenario: Scenario, question: str, cands: tuple[Candidate, 
 class Router:
     """Routes a question with learned weights; call it as ``router(scenario, question)``."""
 
+    DECISIONS_PER_SCENARIO = 1024  # a scenario's remembered decisions (rule agents repeat their questions)
+
     def __init__(self, weights: dict[str, Any]) -> None:
         if list(weights.get("psi", [])) != list(PSI):
             raise ValueError(f"router weights: 'psi' must be {list(PSI)}, got {weights.get('psi')!r}")
@@ -176,6 +179,9 @@ class Router:
         self.general_offset = float(weights.get("general_offset", 0.0))
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
+        # Per scenario object: feature -> ((candidate index, weight), ...) and a decision memo.
+        self._tables: dict[int, tuple[weakref.ref[Scenario], dict[str, tuple[tuple[int, float], ...]],
+                                      dict[str, Target | None]]] = {}
 
     @classmethod
     def load(cls, path: Path | str = WEIGHTS_PATH) -> Router:
@@ -188,27 +194,45 @@ class Router:
             raise ValueError(f"router weights {path}: expected an object with 'psi', 'beta' and 'weights'")
         return cls(data)
 
+    def _table(self, scenario: Scenario) -> tuple[dict[str, tuple[tuple[int, float], ...]], dict[str, Target | None]]:
+        key = id(scenario)
+        hit = self._tables.get(key)
+        if hit is not None and hit[0]() is scenario:
+            return hit[1], hit[2]
+        by_feature: dict[str, list[tuple[int, float]]] = {}
+        for i, c in enumerate(candidates(scenario)):
+            for k in c.keys:
+                for f, w in self.classes.get(k, {}).items():
+                    by_feature.setdefault(f, []).append((i, w))
+        table = {f: tuple(v) for f, v in by_feature.items()}
+        memo: dict[str, Target | None] = {}
+        self._tables[key] = (weakref.ref(scenario), table, memo)
+        weakref.finalize(scenario, self._tables.pop, key, None)
+        return table, memo
+
     def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
         """Every candidate with its score, in candidate order."""
-        feats = question_features(question)
+        table, _memo = self._table(scenario)
         cands = candidates(scenario)
         psi = lexical_evidence(scenario, question, cands)
-        out = []
-        for c, p in zip(cands, psi, strict=True):
-            s = sum(b * x for b, x in zip(self.beta, p, strict=True))
-            if c.name == GENERAL:
-                s += self.general_offset
-            for key in c.keys:
-                w = self.classes.get(key)
-                if w:
-                    s += sum(w.get(f, 0.0) for f in feats)
-            out.append((c, s))
-        return out
+        totals = [sum(b * x for b, x in zip(self.beta, p, strict=True)) for p in psi]
+        totals[-1] += self.general_offset  # general is always the last candidate
+        for f in question_features(question):
+            for i, w in table.get(f, ()):
+                totals[i] += w
+        return list(zip(cands, totals, strict=True))
 
     def __call__(self, scenario: Scenario, question: str) -> Target | None:
+        _table, memo = self._table(scenario)
+        if question in memo:
+            return memo[question]
         scored = self.scores(scenario, question)
         best = max(range(len(scored)), key=lambda i: (scored[i][1], -i))
-        return scored[best][0].target
+        target = scored[best][0].target
+        if len(memo) >= self.DECISIONS_PER_SCENARIO:
+            memo.clear()
+        memo[question] = target
+        return target
 
 
 @lru_cache(maxsize=1)
