@@ -5,8 +5,8 @@ Question sets (rows ``{"scenario_id", "question", "expect", "attribute", "style"
 
 - ``tests/data/routing_train/``: the training data, written by separate helpers that saw only the
   attribute sheets (name, label, values; never keyword lists) and ``hear2act scenarios show``: 48
-  domain files (about 160 questions each, labelled with an attribute or ``general``) and 3,456 rows
-  written per scenario (scenarios -02 to -09). With the older development sources, the project's own
+  domain files (7,500 questions, labelled with an attribute or ``general``) and 5,376 rows written per
+  scenario (scenarios -02 to -09). With the older development sources, the project's own
   agents' questions and two former held-out sets (v1; v3, measured once with an earlier fit at need
   0.944 / general 0.938 / other 1.000 before it was added) they are what the weights are fitted on.
 - ``heldout_questions_v2.jsonl`` (scenarios -05/-08): used to choose the fitting settings (L2 strength,
@@ -139,7 +139,7 @@ def test_the_full_wrappers_column_questions_reach_their_attribute(bank):
             total += 1
             got = route(s, question)
             hits += got is not None and got.attribute == names[k]
-    assert total == 3169 and hits >= 3140  # measured 3,149 (the lexical matcher: 2,904)
+    assert total == 3169 and hits >= 3150  # measured 3,159 (the lexical matcher: 2,904)
 
 
 def test_candidates_cover_the_domain_and_general(bank):
