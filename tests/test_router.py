@@ -238,3 +238,13 @@ def test_decisions_are_remembered_per_scenario_object(bank):
     assert q in router._table(s)[1] and router._table(s) is not router._table(copy)
     best = max(router.scores(s, q), key=lambda cs: cs[1])[0]
     assert best.target == first
+
+
+def test_odd_questions_route_without_error_and_long_ones_are_not_kept(bank):
+    router = Router.load()
+    s = bank["budget-airline-tickets-05"]
+    assert router(s, "") is None and router(s, "?!") is None
+    router(s, "é ü 日本語?")
+    long = "Do you mind a layover? " * 100
+    assert router(s, long) == router(s, "Do you mind a layover?")
+    assert long not in router._table(s)[1]

@@ -171,6 +171,7 @@ class Router:
     """Routes a question with learned weights; call it as ``router(scenario, question)``."""
 
     DECISIONS_PER_SCENARIO = 1024  # a scenario's remembered decisions (rule agents repeat their questions)
+    MEMO_MAX_CHARS = 512  # longer questions are routed afresh each time, not kept
 
     def __init__(self, weights: dict[str, Any]) -> None:
         if list(weights.get("psi", [])) != list(PSI):
@@ -229,9 +230,10 @@ class Router:
         scored = self.scores(scenario, question)
         best = max(range(len(scored)), key=lambda i: (scored[i][1], -i))
         target = scored[best][0].target
-        if len(memo) >= self.DECISIONS_PER_SCENARIO:
-            memo.clear()
-        memo[question] = target
+        if len(question) <= self.MEMO_MAX_CHARS:
+            if len(memo) >= self.DECISIONS_PER_SCENARIO:
+                memo.clear()
+            memo[question] = target
         return target
 
 

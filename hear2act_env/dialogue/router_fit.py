@@ -293,8 +293,14 @@ def main(argv: list[str] | None = None) -> None:
                     help="added to general's score at decision time (0.75 balanced need/general on the v2 set)")
     ap.add_argument("--min-count", type=int, default=1, help="keep features seen in at least this many questions")
     ap.add_argument("--out", type=Path, default=WEIGHTS_PATH, help="where to write the weights")
+    ap.add_argument("--data", type=Path, default=DATA,
+                    help="folder with routing_train/, dev_questions_src/, targeted_questions.json (a source checkout's "
+                         "tests/data)")
     args = ap.parse_args(argv)
-    examples = default_examples(load_scenarios(), args.per_question)
+    if not (args.data / "routing_train").is_dir():
+        raise SystemExit(f"router_fit: no training data at {args.data / 'routing_train'} (run from a source checkout "
+                         "or pass --data)")
+    examples = default_examples(load_scenarios(), args.per_question, args.data)
     print(f"{len(examples)} training rows, {len({e.question for e in examples})} distinct questions")
     weights = fit(examples, steps=args.steps, lr=args.lr, l2_domain=args.l2_domain, l2_shared=args.l2_shared,
                   prune=args.prune, min_count=args.min_count, general_offset=args.general_offset, log=True)
