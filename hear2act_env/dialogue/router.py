@@ -22,8 +22,10 @@ candidate's score is a sum of
 - the lexical evidence, weighted by ``beta``: the lexical matcher's matched
   weight for the attribute, its cost part, whether the lexical matcher picks
   it, whether it reaches the lexical threshold, whether it is a numeric
-  visible attribute (in a trade-off frame or not), and for general whether the
-  lexical matcher found nothing.
+  visible attribute (in a trade-off frame or not), how many content words the
+  question shares with a need's statement and hint; for general whether the
+  lexical matcher found nothing and how many content words it shares with the
+  persona and the request.
 
 General's score gets a fixed ``general_offset`` (stored with the weights;
 chosen on the validation set ``tests/data/heldout_questions_v2.jsonl`` to
@@ -34,8 +36,11 @@ no learned weights (a custom scenario) falls back on the lexical evidence and
 the cross-domain weights alone.
 
 Weights ship in ``hear2act_env/data/router.json.gz`` (numbers and words only,
-read with the standard library); scoring is dictionary lookups, a few
-microseconds per candidate. No dependency beyond the core.
+read with the standard library). A router keeps, per scenario object, the
+weights indexed by feature and the decisions it has made (questions up to
+512 characters, 1,024 per scenario), so a repeated question is a dictionary
+lookup and a new one ~0.2 ms (``benchmarks/routing.py``). No dependency beyond
+the core.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ OVERLAP_CAP = 3.0  # shared content words beyond this say nothing more
 
 
 def slug(domain: str) -> str:
+    """The domain's file and weight-class name ("budget airline tickets" -> "budget-airline-tickets")."""
     return re.sub(r"[^a-z0-9]+", "-", domain.lower().replace("'", "")).strip("-")
 
 
