@@ -20,8 +20,8 @@ from hear2act_env import load_scenarios
 from hear2act_env.dialogue.matching import resolve_matcher
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-SETS = ("heldout_questions_v4.jsonl", "heldout_questions_v2.jsonl", "heldout_questions_v3.jsonl",
-        "heldout_questions.jsonl")
+SETS = ("heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl", "heldout_questions_v2.jsonl",
+        "heldout_questions_v3.jsonl", "heldout_questions.jsonl")
 STYLES = ("direct", "preference", "trade-off", "paraphrase")
 
 

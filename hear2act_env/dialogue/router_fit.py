@@ -19,8 +19,9 @@ Settings were chosen on ``tests/data/heldout_questions_v2.jsonl`` (a
 validation set, never fitted on): L2 1e-6 (1e-3 left rare words near zero:
 paraphrases 0.63 -> 0.83), pruning at 0.1 (no change), and ``general_offset``
 0.75, added to general's score at decision time (v2: need 0.958 -> 0.955,
-general 0.927 -> 0.958). ``tests/data/heldout_questions_v4.jsonl`` was
-never used for anything but the final measurement.
+general 0.927 -> 0.958). ``tests/data/heldout_questions_v4.jsonl`` and
+``heldout_questions_v5.jsonl`` were never used for anything but the final
+measurement.
 
 Run ``python -m hear2act_env.dialogue.router_fit`` (``--help``); it needs
 scipy (``pip install "hear2act[dev]"``), the router itself does not.
