@@ -3,34 +3,25 @@
     python benchmarks/routing.py                      # learned (default) and lexical, every set
     python benchmarks/routing.py --matchers learned lexical semantic --sets heldout_questions_v4.jsonl
 
-A row is right when: L1/L2/L3 -> routed to that need; general -> routed nowhere; other -> not routed to a
-need (as in tests/test_router.py). Time is the mean wall time of one routing call over the set with
-per-scenario tables already built but per-question caches cleared (each question is new, as in an episode),
-on this machine: quote ratios from one run.
+Rows are scored by hear2act_env.dialogue.question_sets (as in the tests). Time is the mean wall time of one
+routing call over the set with per-scenario tables already built but per-question caches cleared (each
+question is new, as in an episode), on this machine: quote ratios from one run.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 from hear2act_env import load_scenarios
 from hear2act_env.dialogue.matching import resolve_matcher
+from hear2act_env.dialogue.question_sets import read_rows, tally
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = ("heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl", "heldout_questions_v2.jsonl",
         "heldout_questions_v3.jsonl", "heldout_questions.jsonl")
 STYLES = ("direct", "preference", "trade-off", "paraphrase")
-
-
-def right(target, expect: str) -> bool:
-    if expect == "general":
-        return target is None
-    if expect == "other":
-        return target is None or target.kind != "need"
-    return target is not None and target.kind == "need" and target.level == int(expect[1])
 
 
 def _clear_question_caches() -> None:
@@ -48,7 +39,7 @@ def main() -> None:
     args = ap.parse_args()
     bank = {s.id: s for s in load_scenarios()}
     for name in args.sets:
-        rows = [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+        rows = read_rows(DATA / name)
         print(f"\n{name} ({len(rows)} questions)")
         print(f"{'matcher':10} " + " ".join(f"{s:>10}" for s in (*STYLES, "need", "general", "other")) + "   us/q")
         for m in args.matchers:
@@ -56,18 +47,11 @@ def main() -> None:
             for sid in {r["scenario_id"] for r in rows}:  # warm-up: per-scenario tables
                 route(bank[sid], "Is there anything else?")
             _clear_question_caches()
-            tally: dict[str, list[int]] = {}
             t0 = time.perf_counter()
-            for r in rows:
-                ok = right(route(bank[r["scenario_id"]], r["question"]), r["expect"])
-                kind = "need" if r["expect"].startswith("L") else r["expect"]
-                for key in {kind, r["style"]} if kind == "need" else {kind}:
-                    t = tally.setdefault(key, [0, 0])
-                    t[0] += ok
-                    t[1] += 1
+            counts = tally(rows, bank, route)
             per_q = (time.perf_counter() - t0) / len(rows) * 1e6
-            cells = [f"{tally[k][0] / tally[k][1]:10.3f}" if k in tally else f"{'-':>10}"
-                     for k in (*STYLES, "need", "general", "other")]
+            keys = [*((s, "need") for s in STYLES), ("all", "need"), ("all", "general"), ("all", "other")]
+            cells = [f"{counts[k][0] / counts[k][1]:10.3f}" if k in counts else f"{'-':>10}" for k in keys]
             print(f"{m:10} " + " ".join(cells) + f"   {per_q:6.0f}")
 
 

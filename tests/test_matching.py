@@ -15,9 +15,7 @@ measured figures.
   ``hear2act scenarios show``. Its failures were read while the question frames were written, so it is
   now a second development set; asserted against the issue's targets all the same.
 
-A row ``{"scenario_id", "question", "expect", "attribute", "style"}`` is right when: ``L1``/``L2``/
-``L3`` -> routed to that need; ``general`` -> routed nowhere; ``other`` (an attribute no need
-depends on) -> not routed to a need.
+Rows are scored by :mod:`hear2act_env.dialogue.question_sets`.
 """
 
 from __future__ import annotations
@@ -31,8 +29,9 @@ from pathlib import Path
 import pytest
 
 from hear2act_env import load_scenarios
-from hear2act_env.dialogue import matching
+from hear2act_env.dialogue import matching, question_sets
 from hear2act_env.dialogue.matching import match_question, normalize, resolve_matcher, stem, table_for
+from hear2act_env.dialogue.question_sets import tally
 from hear2act_env.dialogue.stemmer import stem as porter2
 from hear2act_env.scenarios.content import slugify
 
@@ -53,28 +52,13 @@ def by_domain(bank):
     return out
 
 
-def routed_right(target, expect: str) -> bool:
-    if expect == "general":
-        return target is None
-    if expect == "other":
-        return target is None or target.kind != "need"
-    return target is not None and target.kind == "need" and target.level == int(expect[1])
-
-
 def accuracy_by_style(rows, bank, matcher=match_question) -> dict[tuple[str, str], tuple[int, int]]:
     """(style or "all", "need"/"general"/"other") -> (right, total)."""
-    out: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for r in rows:
-        ok = routed_right(matcher(bank[r["scenario_id"]], r["question"]), r["expect"])
-        kind = "need" if r["expect"].startswith("L") else r["expect"]
-        for style in (r["style"], "all"):
-            out[(style, kind)][0] += ok
-            out[(style, kind)][1] += 1
-    return {k: (v[0], v[1]) for k, v in out.items()}
+    return tally(rows, bank, matcher)
 
 
 def read_rows(name: str) -> list[dict]:
-    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+    return question_sets.read_rows(DATA / name)
 
 
 # -- the team's first set ------------------------------------------------------------------------

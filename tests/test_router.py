@@ -1,7 +1,7 @@
 """The learned question router (the default matcher): held-out accuracy, behaviour, weights, fitting.
 
-Question sets (rows ``{"scenario_id", "question", "expect", "attribute", "style"}``, scored as in
-``tests/test_matching.py``):
+Question sets (rows ``{"scenario_id", "question", "expect", "attribute", "style"}``, scored by
+:mod:`hear2act_env.dialogue.question_sets`):
 
 - ``tests/data/routing_train/``: the training data, written by separate helpers that saw only the
   attribute sheets (name, label, values; never keyword lists) and ``hear2act scenarios show``: 48
@@ -31,6 +31,7 @@ import pytest
 from hear2act_env import load_scenarios
 from hear2act_env.dialogue import router as router_mod
 from hear2act_env.dialogue.matching import default_matcher, match_question, resolve_matcher
+from hear2act_env.dialogue.question_sets import read_rows, tally
 from hear2act_env.dialogue.router import Router, candidates, question_features, route
 from hear2act_env.scenarios import Scenario
 
@@ -42,33 +43,16 @@ def bank():
     return {s.id: s for s in load_scenarios()}
 
 
-def routed_right(target, expect: str) -> bool:
-    if expect == "general":
-        return target is None
-    if expect == "other":
-        return target is None or target.kind != "need"
-    return target is not None and target.kind == "need" and target.level == int(expect[1])
-
-
-def rates(name: str, bank, matcher=route) -> dict[tuple[str, str], float]:
-    """(style or "all", "need"/"general"/"other") -> accuracy."""
-    tally: dict[tuple[str, str], list[int]] = {}
-    for line in (DATA / name).read_text().splitlines():
-        r = json.loads(line)
-        ok = routed_right(matcher(bank[r["scenario_id"]], r["question"]), r["expect"])
-        kind = "need" if r["expect"].startswith("L") else r["expect"]
-        for style in (r["style"], "all"):
-            t = tally.setdefault((style, kind), [0, 0])
-            t[0] += ok
-            t[1] += 1
-    return {k: right / total for k, (right, total) in tally.items()}
+def rates(names: list[str], bank, matcher=route) -> dict[tuple[str, str], float]:
+    """(style or "all", "need"/"general"/"other") -> accuracy over the named sets together."""
+    rows = [r for name in names for r in read_rows(DATA / name)]
+    return {k: right / total for k, (right, total) in tally(rows, bank, matcher).items()}
 
 
 # -- accuracy --------------------------------------------------------------------------------------
 def test_untouched_held_out_sets_meet_issue_targets(bank):
     """The issue's targets on v4 + v5 together (960 questions nobody fitted or chose on)."""
-    v4, v5 = rates("heldout_questions_v4.jsonl", bank), rates("heldout_questions_v5.jsonl", bank)
-    pooled = {k: (v4[k] + v5[k]) / 2 for k in v4}  # equal sizes and style counts: the mean is the pooled rate
+    pooled = rates(["heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl"], bank)
     assert pooled[("all", "need")] >= 0.95, pooled
     assert pooled[("all", "general")] >= 0.95, pooled
     assert pooled[("all", "other")] >= 0.98, pooled
@@ -77,7 +61,7 @@ def test_untouched_held_out_sets_meet_issue_targets(bank):
 def test_each_untouched_set_at_its_measured_figures(bank):
     """v4: 0.969 / 1.000 / 1.000 (paraphrase 0.903); v5: 0.948 / 1.000 / 1.000 (paraphrase 0.806) --
     v5 alone misses the need target by one question of 288."""
-    v4, v5 = rates("heldout_questions_v4.jsonl", bank), rates("heldout_questions_v5.jsonl", bank)
+    v4, v5 = rates(["heldout_questions_v4.jsonl"], bank), rates(["heldout_questions_v5.jsonl"], bank)
     assert v4[("all", "need")] >= 0.965 and v5[("all", "need")] >= 0.945, (v4, v5)
     assert min(v4[("all", "general")], v5[("all", "general")]) >= 0.99, (v4, v5)
     assert min(v4[("all", "other")], v5[("all", "other")]) >= 0.99, (v4, v5)
@@ -86,7 +70,7 @@ def test_each_untouched_set_at_its_measured_figures(bank):
 
 def test_v2_validation_set(bank):
     """Measured 0.951 / 0.958 / 1.000 (settings were chosen here)."""
-    rate = rates("heldout_questions_v2.jsonl", bank)
+    rate = rates(["heldout_questions_v2.jsonl"], bank)
     assert rate[("all", "need")] >= 0.95, rate
     assert rate[("all", "general")] >= 0.95, rate
     assert rate[("all", "other")] >= 0.98, rate
@@ -95,7 +79,7 @@ def test_v2_validation_set(bank):
 @pytest.mark.parametrize("name", ["heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl",
                                   "heldout_questions_v3.jsonl"])
 def test_held_out_sets_cover_every_domain_and_style(bank, name):
-    rows = [json.loads(line) for line in (DATA / name).read_text().splitlines()]
+    rows = read_rows(DATA / name)
     assert len(rows) >= 400
     assert {bank[r["scenario_id"]].domain for r in rows} == {s.domain for s in bank.values()}
     assert {r["style"] for r in rows} >= {"direct", "preference", "trade-off", "paraphrase"}
