@@ -137,12 +137,16 @@ def _check_renderer(renderer: object, voice: object, speech: bool) -> None:
                          f"choose from {voices}")
 
 
+def options_text(s: Scenario) -> str:
+    """The observation's ``options`` text: one numbered line per option."""
+    return "\n".join(f"{o.number}. {o.description}" for o in s.options)
+
+
 def _opening_table(s: Scenario) -> tuple[str, str, Action]:
     """(options text, opening transcript line, opening action) of one scenario."""
     opening = s.opening
     text = format_action("recommend", f"Based on your request, I'd recommend {s.option(opening).name}.", opening)
-    options = "\n".join(f"{o.number}. {o.description}" for o in s.options)
-    return options, f"Assistant: {text}", Action("recommend", option=opening)
+    return options_text(s), f"Assistant: {text}", Action("recommend", option=opening)
 
 
 def _routing(target: Target | None) -> dict[str, Any]:

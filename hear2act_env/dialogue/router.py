@@ -104,27 +104,21 @@ class _ScenarioTexts:
     persona_words: frozenset[str]  # content stems of the persona's situation and the request
 
 
-_CACHE: dict[int, tuple[weakref.ref[Scenario], _ScenarioTexts]] = {}
-
-
 def _content(text: str, topic: frozenset[str]) -> frozenset[str]:
     return frozenset(matching._stems(text)) - matching._STOP_STEMS - matching._WEAK_STEMS - topic
 
 
 def _texts(scenario: Scenario) -> _ScenarioTexts:
-    key = id(scenario)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0]() is scenario:
-        return hit[1]
+    return scenario.derived("router_texts", _build_texts)
+
+
+def _build_texts(scenario: Scenario) -> _ScenarioTexts:
     topic = matching._topic_stems(scenario)
-    texts = _ScenarioTexts(
+    return _ScenarioTexts(
         _candidates(scenario),
         {n.attribute: _content(f"{n.statement} {n.hint}", topic) for n in scenario.needs},
         _content(f"{scenario.persona.situation} {scenario.request}", topic),
     )
-    _CACHE[key] = (weakref.ref(scenario), texts)
-    weakref.finalize(scenario, _CACHE.pop, key, None)
-    return texts
 
 
 def candidates(scenario: Scenario) -> tuple[Candidate, ...]:
@@ -229,13 +223,16 @@ class Router:
                 totals[i] += w
         return list(zip(cands, totals, strict=True))
 
+    def best(self, scenario: Scenario, question: str) -> Candidate:
+        """The highest-scoring candidate (ties: the earlier one)."""
+        scored = self.scores(scenario, question)
+        return scored[max(range(len(scored)), key=lambda i: (scored[i][1], -i))][0]
+
     def __call__(self, scenario: Scenario, question: str) -> Target | None:
         _table, memo = self._table(scenario)
         if question in memo:
             return memo[question]
-        scored = self.scores(scenario, question)
-        best = max(range(len(scored)), key=lambda i: (scored[i][1], -i))
-        target = scored[best][0].target
+        target = self.best(scenario, question).target
         if len(question) <= self.MEMO_MAX_CHARS:
             if len(memo) >= self.DECISIONS_PER_SCENARIO:
                 memo.clear()

@@ -148,6 +148,7 @@ def own_templates(by_domain: dict[str, list[Scenario]]) -> list[tuple[str, str, 
     from training.reader import Options
     from training.wrappers import column_question
 
+    from ..env import options_text
     from .matching import match_question
 
     rows: list[tuple[str, str, str]] = []
@@ -160,7 +161,7 @@ def own_templates(by_domain: dict[str, list[Scenario]]) -> list[tuple[str, str, 
                 for q in (f"How do you feel about {a.label}?", *(f"How do you feel about {k}?" for k in a.keywords)):
                     seen.setdefault(a.name, set()).add(q)
             # The full wrapper's column questions, exactly as it words them (column k is the k-th value).
-            opts = Options.parse("\n".join(f"{o.number}. {o.description}" for o in s.options))
+            opts = Options.parse(options_text(s))
             names = list(s.options[0].values)
             for k in range(opts.width if opts.width == len(names) else 0):
                 q = column_question(list(opts.column(k).values()))
@@ -178,7 +179,7 @@ def own_templates(by_domain: dict[str, list[Scenario]]) -> list[tuple[str, str, 
 
 def fit(examples: list[Example], *, steps: int = 300, lr: float = 0.05, l2_domain: float = 1e-6,
         l2_shared: float = 1e-6, l2_beta: float = 1e-4, prune: float = 0.1, min_count: int = 1,
-        general_offset: float = 0.75, log: bool = False, dense=None) -> dict:
+        general_offset: float = 0.75, log: bool = False) -> dict:
     """Weights for :class:`.router.Router` (a JSON-ready dict)."""
     try:
         from scipy import sparse
@@ -197,10 +198,6 @@ def fit(examples: list[Example], *, steps: int = 300, lr: float = 0.05, l2_domai
         indices += [findex[f] for f in question_features(q) if f in findex]
         indptr.append(len(indices))
     X = sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(questions), len(vocab)))
-    if dense is not None:  # real-valued features per question (an embedding): extra columns "d:<i>"
-        D = np.array([dense(q) for q in questions])
-        X = sparse.hstack([X, sparse.csr_matrix(D)]).tocsr()
-        vocab = vocab + [f"d:{i}" for i in range(D.shape[1])]
     XT = X.T.tocsr()
 
     keys: dict[str, int] = {}
@@ -307,13 +304,8 @@ def main(argv: list[str] | None = None) -> None:
                   prune=args.prune, min_count=args.min_count, general_offset=args.general_offset, log=True)
     write(weights, args.out)
     router = Router(weights)
-    right = sum(_decision(router, e) in e.labels for e in examples)
+    right = sum(router.best(e.scenario, e.question).name in e.labels for e in examples)
     print(f"wrote {args.out} ({args.out.stat().st_size} bytes); training accuracy {right / len(examples):.4f}")
-
-
-def _decision(router: Router, e: Example) -> str:
-    scored = router.scores(e.scenario, e.question)
-    return scored[max(range(len(scored)), key=lambda i: (scored[i][1], -i))][0].name
 
 
 if __name__ == "__main__":
