@@ -113,19 +113,27 @@ def _audio_tokenizer(template: str, vocab_size: int = 400):
                                    chat_template=template)
 
 
-def _save_audio_processing(tokenizer, root: Path, template: str) -> None:
+def _save_audio_model(model_class, config, tokenizer, root: Path, template: str, *, seed: int) -> Path:
+    """Seeded random weights for ``config``, saved with the tokenizer and the audio processing files."""
     import json
 
+    import torch
     from transformers import WhisperFeatureExtractor
 
+    with torch.random.fork_rng(devices=[]):  # seeded init without touching the caller's global RNG
+        torch.manual_seed(seed)
+        model = model_class(config).eval()
+    model.generation_config.eos_token_id = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    model.generation_config.pad_token_id = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    model.save_pretrained(root)
     tokenizer.save_pretrained(root)
     WhisperFeatureExtractor(feature_size=128, return_attention_mask=True).save_pretrained(root)
     (root / "chat_template.json").write_text(json.dumps({"chat_template": template}), encoding="utf-8")
+    return root
 
 
 def build_tiny_omni(directory: str | Path, *, seed: int = 0) -> Path:
     """A random tiny Qwen2.5-Omni thinker checkpoint (tokenizer, preprocessor_config.json, weights) in ``directory``."""
-    import torch
     from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
 
     root = Path(directory)
@@ -146,19 +154,12 @@ def build_tiny_omni(directory: str | Path, *, seed: int = 0) -> Path:
         vision_start_token_id=ids["<|vision_bos|>"], vision_end_token_id=ids["<|vision_eos|>"],
         user_token_id=tokenizer.convert_tokens_to_ids("user") or 0,
     )
-    with torch.random.fork_rng(devices=[]):  # seeded init without touching the caller's global RNG
-        torch.manual_seed(seed)
-        model = Qwen2_5OmniThinkerForConditionalGeneration(config).eval()
-    model.generation_config.eos_token_id = ids["<|im_end|>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    model.save_pretrained(root)
-    _save_audio_processing(tokenizer, root, OMNI_TEMPLATE)
-    return root
+    return _save_audio_model(Qwen2_5OmniThinkerForConditionalGeneration, config, tokenizer, root, OMNI_TEMPLATE,
+                             seed=seed)
 
 
 def build_tiny_qwen2audio(directory: str | Path, *, seed: int = 0) -> Path:
     """A random tiny Qwen2-Audio checkpoint (tokenizer, preprocessor_config.json, weights) in ``directory``."""
-    import torch
     from transformers import Qwen2AudioConfig, Qwen2AudioForConditionalGeneration
 
     from agents.llm.qwen2audio import QWEN2_AUDIO_TEMPLATE
@@ -176,14 +177,8 @@ def build_tiny_qwen2audio(directory: str | Path, *, seed: int = 0) -> Path:
                      "pad_token_id": ids["<|endoftext|>"]},
         audio_token_index=ids["<|AUDIO|>"],
     )
-    with torch.random.fork_rng(devices=[]):  # seeded init without touching the caller's global RNG
-        torch.manual_seed(seed)
-        model = Qwen2AudioForConditionalGeneration(config).eval()
-    model.generation_config.eos_token_id = ids["<|im_end|>"]
-    model.generation_config.pad_token_id = ids["<|endoftext|>"]
-    model.save_pretrained(root)
-    _save_audio_processing(tokenizer, root, QWEN2_AUDIO_TEMPLATE)
-    return root
+    return _save_audio_model(Qwen2AudioForConditionalGeneration, config, tokenizer, root, QWEN2_AUDIO_TEMPLATE,
+                             seed=seed)
 
 
 _BUILT: dict[str, Path] = {}
