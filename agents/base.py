@@ -75,6 +75,7 @@ class Policy(Protocol):
 AGENTS: dict[str, str] = {
     "random": "agents.baselines:RandomAgent",
     "confirm": "agents.baselines:ConfirmImmediatelyAgent",
+    "options-value": "agents.baselines:OptionsValueAgent",
     "transcript-rule": "agents.rule:TranscriptRuleAgent",
     "state-rule": "agents.rule:StateAwareRuleAgent",
     "oracle": "agents.oracle:OracleAgent",

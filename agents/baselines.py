@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 
-from hear2act_env.dialogue.actions import format_action
+from hear2act_env.dialogue.actions import format_action, parse_action
 
 QUESTIONS = (
     "Is there anything else that matters to you?",
@@ -53,3 +54,82 @@ class ConfirmImmediatelyAgent:
 
     def act(self, observation: dict[str, str]) -> str:
         return format_action("confirm", "Great, let's go with that.")
+
+
+# The better direction of a numeric option column, read as a shopper would: money and
+# waiting are costs (lower is better); ratings, scores, rates and battery are not.
+_COST_COLUMN = re.compile(r"\$|%\s*(?:APR|expense|of assets)|\bmiles?\b|\bdays?\b(?!-)|\bwait", re.IGNORECASE)
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def value_ranking(options_text: str, exclude: tuple[int, ...] = ()) -> list[int]:
+    """Option numbers best value first, from the options text alone.
+
+    Each trailing numeric fact of an option line ("$129/month", "rated 4.3/5") is a
+    column; every column is ranked in its common-sense direction and the ranks are
+    summed (the options-only shortcut of PROTOCOL.md "Scenario", which the bank must
+    defeat). Ties go to the lower option number.
+
+    >>> text = "1. A: x, $10, rated 4.0/5\\n2. B: y, $20, rated 4.9/5\\n3. C: z, $12, rated 4.8/5"
+    >>> value_ranking(text)
+    [3, 1, 2]
+    >>> value_ranking(text, exclude=(3,))
+    [1, 2]
+    """
+    rows: dict[int, list[str]] = {}
+    for line in options_text.splitlines():
+        number, _, rest = line.partition(". ")
+        if number.strip().isdigit():
+            rows[int(number)] = rest.partition(": ")[2].split(", ")
+    numbers = [n for n in rows if n not in exclude]
+    depth = min((len(r) for r in rows.values()), default=0)
+    total = dict.fromkeys(numbers, 0.0)
+    for j in range(1, depth + 1):  # facts come last in every description
+        cells = {n: rows[n][-j] for n in numbers}
+        found = {n: _NUMBER.search(c) for n, c in cells.items()}
+        if not numbers or any(m is None for m in found.values()):
+            break
+        values = {n: float(m.group().replace(",", "")) for n, m in found.items()}
+        sign = 1.0 if _COST_COLUMN.search(next(iter(cells.values()))) else -1.0
+        ordered = sorted(numbers, key=lambda n: sign * values[n])
+        for n in numbers:  # average rank over ties
+            tied = [i for i, m in enumerate(ordered) if values[m] == values[n]]
+            total[n] += sum(tied) / len(tied)
+    return sorted(numbers, key=lambda n: (total[n], n))
+
+
+class OptionsValueAgent:
+    """Never asks: recommends the best-value option by the options text, confirms unless refused.
+
+    The options-only floor of every report (PROTOCOL.md "Scenario": what is visible
+    must not rank the gold). It walks :func:`value_ranking` (the opening excluded),
+    moves on when the user's words object (the transcript-rule agent's cues), and
+    confirms the first option met without objection.
+    """
+
+    name = "options-value"
+
+    def __init__(self) -> None:
+        self.order: list[int] = []
+        self.current: int | None = None
+
+    def reset(self, observation: dict[str, str], info: dict[str, Any]) -> None:
+        lines = observation.get("transcript", "").splitlines()
+        said = [parse_action(x[len("Assistant: "):]) for x in lines if x.startswith("Assistant: ")]
+        opening = next((a.option for a in said if a.kind == "recommend"), None)
+        self.order = value_ranking(observation["options"], exclude=(opening,) if opening else ())
+        self.current = None
+
+    def act(self, observation: dict[str, str]) -> str:
+        from .rule import PROBLEM_CUES
+
+        lines = observation.get("transcript", "").splitlines()
+        last = parse_action(lines[-2][len("Assistant: "):]) if len(lines) >= 2 else None
+        if self.current is not None and last is not None:
+            objected = last.kind == "confirm" or bool(PROBLEM_CUES.search(lines[-1]))
+            if not objected:
+                return format_action("confirm", "Great, let's go with that one.")
+        if not self.order:
+            return format_action("confirm", "Let's go with this one.")
+        self.current = self.order.pop(0)
+        return format_action("recommend", "How about this one?", self.current)

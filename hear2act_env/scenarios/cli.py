@@ -37,11 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _build(args: argparse.Namespace) -> int:
     from .generator import BANK_FILE, bank_text, build_bank, write_bank
-    from .validate import problems
+    from .validate import bank_problems, problems
 
     t0 = time.perf_counter()
     bank = build_bank()
-    bad = [e for s in bank for e in problems(s)]
+    bad = [e for s in bank for e in problems(s)] or bank_problems(bank)
     for e in bad:
         print(f"INVALID {e}")
     if bad:
@@ -58,7 +58,7 @@ def _build(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from .generator import BANK_FILE
-    from .validate import read_jsonl
+    from .validate import bank_problems, read_jsonl
 
     path = args.file or BANK_FILE
     t0 = time.perf_counter()
@@ -77,6 +77,8 @@ def _validate(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    if not errors:
+        errors = bank_problems(scenarios)
     for e in errors:
         print(f"INVALID {e}")
     lines = len(scenarios) + len({e.line for e in errors})

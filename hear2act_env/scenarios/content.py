@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import ScenarioError
 from .fields import reject_constant
-from .model import Attribute, Need, Persona, Requirement
+from .model import OPS, Attribute, Need, Persona, Requirement
 from .quality import compares_options, is_bare_answer
 
 DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
@@ -226,20 +226,23 @@ def _persona(
         if attr not in visible:
             raise c.fail(f"{rf}.attribute", f"{attr!r} is not a visible attribute")
         op = c.text(r, "op", rf)
-        if op not in ("<=", ">="):
-            raise c.fail(f"{rf}.op", "must be '<=' or '>='")
+        if op not in OPS:
+            raise c.fail(f"{rf}.op", f"must be one of {OPS}")
         value = float(c.get(r, "value", (int, float), rf))
         rng = ranges[attr]
         # Room on both sides: 9 request-meeting values and 2 violating ones.
-        room_in = round((value - rng.low if op == "<=" else rng.high - value) / rng.step, 6)
-        room_out = round((rng.high - value if op == "<=" else value - rng.low) / rng.step, 6)
+        # Grid values on each side. The bound itself meets an inclusive bound; under a strict
+        # one it is on neither side (the generator keeps options off it).
+        steps_in = round((value - rng.low if op[0] == "<" else rng.high - value) / rng.step, 6)
+        n_in = int(steps_in) + (op in ("<=", ">="))
+        n_out = int(round((rng.high - value if op[0] == "<" else value - rng.low) / rng.step, 6))
         # The priority attribute needs 9 distinct request-meeting values.
         need_in = 12 if attr == raw.get("priority") else 3
-        if room_in < need_in or room_out < 3:
+        if n_in < need_in or n_out < 3:
             raise c.fail(
                 f"{rf}.value",
                 f"{value:g} leaves too little of {attr}'s range [{rng.low:g}, {rng.high:g}] "
-                f"on one side (need {need_in} steps meeting it and 3 violating it)",
+                f"on one side (need {need_in} values meeting it and 3 violating it)",
             )
         reqs.append(Requirement(attr, op, value, c.text(r, "statement", rf)))
     if not reqs:

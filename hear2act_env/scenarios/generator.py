@@ -34,12 +34,16 @@ PATTERNS = tuple(f"{i:03b}" for i in range(8))  # "000" .. "111", L1 first
 # sometimes only L1 (the paper's example E1 opens on such an option).
 OPENING_PATTERNS = ("110", "101", "100", "011", "010", "001", "000")
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
-GOLD_RANKS = (1, 2, 3, 4, 5)  # the gold's place on the priority attribute (0 = opening)
 # The premium model: what an option offers raises its numeric visible values (price up,
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
-NEED_PREMIUM = (1.2, 1.0, 0.8)
+NEED_PREMIUM = (1.2, 1.0, 1.0)
 VALUE_PREMIUM = 0.8
 PREMIUM_NOISE = 0.15
+# How loosely the visible numbers follow the latent premium (a standard normal per option):
+# a rating (or distance, wait, ...) tracks what an option offers closely, a price loosely —
+# a better listing is better reviewed and tends to cost more, but prices are noisy.
+MERIT_NOISE = 0.1
+COST_NOISE = 0.3
 
 
 def scenario_rng(scenario_id: str) -> np.random.Generator:
@@ -77,11 +81,14 @@ class _Builder:
         violating = {}
         for k, req in enumerate(self.p.requirements):
             if req.attribute == name and not req.categorical:
-                ok = grid <= req.value if req.op == "<=" else grid >= req.value
+                ok = np.array([req.holds(float(v)) for v in grid], dtype=bool)
                 meets &= ok
                 # Violate it the way real listings do: a little over budget, not
                 # absurdly, so the violation is a trap rather than an outlier.
-                out = grid[~ok] if req.op == "<=" else grid[~ok][::-1]
+                # A strict bound ("under $200") keeps every option off the bound itself, so
+                # no reading of the request or of its statement ("up to $200") disagrees.
+                off = ~ok & (grid != req.value) if req.op in ("<", ">") else ~ok
+                out = grid[off] if req.op[0] == "<" else grid[off][::-1]
                 violating[k] = out[: max(3, len(out) // 4)]
         return grid[meets], violating
 
@@ -99,42 +106,82 @@ class _Builder:
                 score += VALUE_PREMIUM * (len(vocab) - 1 - vocab.index(str(values[name]))) / (len(vocab) - 1)
         return score + float(self.noise.normal(0.0, PREMIUM_NOISE))
 
-    def visible_values(self, by_quality: list[int], slots: list[int]) -> list[dict[str, float | int]]:
-        """Visible values for the 11 rows: 9 request-meeting, 2 violating (rows 9, 10).
+    def premium_vectors(self) -> list[dict[str, float | int]]:
+        """Nine request-meeting visible vectors, least premium first (the premium model).
 
-        ``slots[i]`` is row ``i``'s place on the priority attribute (0 = leads), fixed by the
-        roles. Every other numeric attribute rises with quality: ``by_quality`` lists the 9
-        meeting rows from least to most premium, and sorted draws are dealt out in that order
-        (pricier and better rated as an option offers more).
+        Each numeric attribute draws 9 values that meet every requirement (distinct on the
+        priority attribute) and deals them out along a latent premium with noise: a more
+        premium listing tends to cost more and to be better rated, closer, sooner, ... but
+        not in lockstep, so no vector is a formula of its place.
         """
-        rng, prio = self.rng, self.p.priority
-        better_first = self.visible[prio].better == "lower"
-        rows: list[dict[str, float | int]] = [{} for _ in range(11)]
+        rng = self.rng
+        latent = np.sort(rng.normal(size=9))
+        vectors: list[dict[str, float | int]] = [{} for _ in range(9)]
+        for name, attr in self.visible.items():
+            meeting, _ = self._split(name)
+            picks = np.sort(rng.choice(meeting, size=9, replace=name != self.p.priority))
+            # Costs rise with what an option offers; every other attribute improves.
+            rising = attr.better == "higher" or _is_cost(attr)
+            noisy = latent + rng.normal(0.0, COST_NOISE if _is_cost(attr) else MERIT_NOISE, size=9)
+            place = np.argsort(np.argsort(noisy))
+            for i in range(9):
+                vectors[i][name] = _number(picks[place[i]] if rising else picks[8 - place[i]])
+        return vectors
+
+    def violator_values(self) -> list[dict[str, float | int]]:
+        """Visible values of the two request-violating rows (9 and 10): each breaks one
+        requirement by a little (a trap, not an outlier) and meets the rest."""
+        rows: list[dict[str, float | int]] = [{}, {}]
         for name in self.visible:
             meeting, violating = self._split(name)
-            if name == prio:
-                picks = np.sort(rng.choice(meeting, size=9, replace=False))
-                ranked = picks if better_first else picks[::-1]
-                for i in range(9):
-                    rows[i][name] = _number(ranked[slots[i]])
-            else:
-                picks = np.sort(rng.choice(meeting, size=9, replace=True))
-                for value, i in zip(picks, by_quality, strict=True):
-                    rows[i][name] = _number(value)
-            for j in (9, 10):
-                k = (j - 9) % len(self.p.requirements)
-                req = self.p.requirements[k]
-                pool = violating.get(k) if req.attribute == name else None
-                rows[j][name] = _number(rng.choice(pool if pool is not None else meeting))
+            for j in (0, 1):
+                k = j % len(self.p.requirements)
+                pool = violating.get(k) if self.p.requirements[k].attribute == name else None
+                rows[j][name] = _number(self.rng.choice(pool if pool is not None else meeting))
         return rows
+
+    def deal(self, vectors: list[dict[str, float | int]], quality: list[float]) -> list[dict[str, float | int]]:
+        """Give the nine vectors to rows 0..8 (0 opening, 1 gold, 2 safe, 3..8 the others).
+
+        The opening takes the vector that leads on the priority attribute. The gold takes
+        one of the other eight at random, so that its visible numbers are those of an
+        arbitrary candidate and rank it at chance (PROTOCOL.md "Scenario"), with two
+        exceptions: not the last on the priority (the safe option sits behind it) and not
+        the best value of all (summed ranks): an option that meets every need is never
+        also the cheapest-and-best-rated deal ("too good to be true"), and a reader of the
+        numbers alone who walks the value order meets an all-but-one-need decoy first.
+        The safe option takes a random vector behind the gold; the six other rows take the
+        rest in premium order: the more an option offers, the more premium its vector.
+        """
+        rng, prio = self.rng, self.p.priority
+        sign = 1.0 if self.visible[prio].better == "lower" else -1.0
+        by_prio = sorted(range(9), key=lambda i: sign * float(vectors[i][prio]))
+        value = self._value_ranks([vectors[i] for i in by_prio[1:]])
+        best = by_prio[1:][min(range(8), key=lambda k: (value[k], k))]
+        gold_place = int(rng.choice([k for k in range(1, 8) if by_prio[k] != best]))
+        safe_place = int(rng.integers(gold_place + 1, 9))
+        taken = {by_prio[0], by_prio[gold_place], by_prio[safe_place]}
+        rest = [i for i in range(9) if i not in taken]  # premium order (vectors are least premium first)
+        rows: list[dict[str, float | int]] = [{}] * 9
+        rows[0], rows[1], rows[2] = vectors[by_prio[0]], vectors[by_prio[gold_place]], vectors[by_prio[safe_place]]
+        for row, i in zip(sorted(range(3, 9), key=lambda r: quality[r]), rest, strict=True):
+            rows[row] = vectors[i]
+        return rows
+
+    def _value_ranks(self, vectors: list[dict[str, float | int]]) -> list[float]:
+        """Each vector's summed rank over the visible numbers, each in its better direction."""
+        total = [0.0] * len(vectors)
+        for name, attr in self.visible.items():
+            sign = 1.0 if attr.better == "lower" else -1.0
+            for place, i in enumerate(sorted(range(len(vectors)), key=lambda i: sign * float(vectors[i][name]))):
+                total[i] += place
+        return total
 
     def build(self) -> Scenario:
         rng, p = self.rng, self.p
         opening = str(rng.choice(OPENING_PATTERNS, p=OPENING_WEIGHTS))
         others = [pat for pat in PATTERNS if pat not in ("111", opening)]
         rng.shuffle(others)
-        gold_rank = int(rng.choice(GOLD_RANKS))
-        safe_rank = int(rng.integers(gold_rank + 1, 9))
         trap = str(rng.choice(PATTERNS))
         # Rows: 0 opening, 1 gold, 2 safe, 3..8 the other six patterns, 9..10 the request violators.
         patterns = [opening, "111", "111", *others, "111", trap]
@@ -170,16 +217,7 @@ class _Builder:
             categorical.append(values)
         quality = [self.quality(v, kinds) for v in categorical[:9]]
 
-        # Priority places: the roles are fixed (opening leads, the gold behind it, the safe
-        # option behind the gold); the six other rows take the remaining places so that the
-        # more an option offers, the higher its priority value (dearer, or better rated).
-        free = [r for r in range(1, 9) if r not in (gold_rank, safe_rank)]
-        if self.visible[p.priority].better == "higher":
-            free = free[::-1]
-        slots = [0, gold_rank, safe_rank, *[0] * 6]
-        for place, row in zip(free, sorted(range(3, 9), key=lambda r: quality[r]), strict=True):
-            slots[row] = place
-        visible_rows = self.visible_values(sorted(range(9), key=lambda r: quality[r]), slots)
+        visible_rows = [*self.deal(self.premium_vectors(), quality), *self.violator_values()]
 
         names = [str(x) for x in rng.choice(self.domain.names, size=11, replace=False)]
         raw = [(names[row], {**categorical[row], **visible_rows[row]}) for row in range(11)]
@@ -202,6 +240,11 @@ class _Builder:
             needs=p.needs,
             options=tuple(options),
         )
+
+
+def _is_cost(attr: Attribute) -> bool:
+    """Money (a price, fee, rate or ratio): lower is better and it rises with what is offered."""
+    return attr.better == "lower" and (attr.prefix == "$" or "%" in attr.suffix)
 
 
 def _with_kind(attr: Attribute, kind: str) -> Attribute:

@@ -8,6 +8,7 @@ author cannot make an option "gold" by labelling it so.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
@@ -18,7 +19,9 @@ from .fields import Fields, is_number
 _T = TypeVar("_T")
 
 KINDS = ("need", "visible", "distractor")
-OPS = ("<=", ">=")
+# Numeric bounds, as the request words them (PROTOCOL.md: "under $X" is < X, "up to $X" is <= X).
+OPS = ("<", "<=", ">", ">=")
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 LEVELS = (1, 2, 3)
 Value = str | float
 
@@ -143,7 +146,7 @@ class Requirement:
     """
 
     attribute: str
-    op: str  # "<=", ">=" (numeric) or "in" (categorical)
+    op: str  # "<", "<=", ">", ">=" (numeric) or "in" (categorical)
     value: float | None
     statement: str  # how the user says it when an option breaks it
     values: tuple[str, ...] = ()  # categorical only: the values that meet it
@@ -161,7 +164,7 @@ class Requirement:
             return value in self.values
         if not is_number(value) or self.value is None:
             return False
-        return value <= self.value if self.op == "<=" else value >= self.value
+        return _COMPARE[self.op](value, self.value)
 
     def to_dict(self) -> dict[str, Any]:
         if self.categorical:

@@ -93,3 +93,47 @@ def phrases_in(text: str, phrases: list[str] | tuple[str, ...]) -> list[str]:
 
 
 _GENERIC_STEMS = frozenset(_stem(w) for w in _GENERIC)
+
+
+# How a request words a numeric bound (PROTOCOL.md "Scenario": words of a bound mean
+# what they say). Before the number: "under $200", "at least 4.5"; after it: "$90 or less".
+_STRICT_BEFORE = re.compile(
+    r"\b(under|below|less than|fewer than|over|above|more than|cheaper than|lower than|higher than|"
+    r"greater than|better than)\s+(?:\S+\s+)?$", re.I)
+_INCLUSIVE_BEFORE = re.compile(
+    r"\b(at most|no more than|up to|at least|no less than|within|max(?:imum)?|minimum|not over|"
+    r"not more than|capped at|limit is|ceiling|go past|go over|go above)\s+(?:\S+\s+)?$", re.I)
+_INCLUSIVE_AFTER = re.compile(
+    r"^\S*(?:\s+\S+){0,3}?\s+(or less|or under|or lower|or below|or more|or higher|or better|or above|"
+    r"or cheaper|tops|at most|at the most|max|as my ceiling|or so)\b", re.I)
+_AMOUNT = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(k\b)?", re.I)
+
+
+def bound_words(request: str, value: float) -> str | None:
+    """How the request words the bound on ``value``: ``"strict"``, ``"inclusive"`` or None.
+
+    The first occurrence of the number in the request decides; None when the number
+    is absent or no bound word stands next to it ("I only have $200").
+
+    >>> bound_words("What's the cheapest flight under $200?", 200)
+    'strict'
+    >>> bound_words("Which is the best-rated one at $150 or less per shipment?", 150)
+    'inclusive'
+    >>> bound_words("rated at least 4.2, under $1,200", 4.2), bound_words("rated at least 4.2, under $1,200", 1200)
+    ('inclusive', 'strict')
+    >>> bound_words("I only have $200.", 200) is None
+    True
+    """
+    for m in _AMOUNT.finditer(request):
+        number = float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1)
+        if abs(number - value) > 1e-9:
+            continue
+        before = request[max(0, m.start() - 40): m.start()].rstrip("$ ")
+        before = before + " " if before else before
+        after = request[m.start(): m.start() + 48]
+        if _INCLUSIVE_AFTER.search(after) or _INCLUSIVE_BEFORE.search(before):
+            return "inclusive"
+        if _STRICT_BEFORE.search(before):
+            return "strict"
+        return None
+    return None

@@ -17,7 +17,9 @@ from .content import DOMAIN_FAMILY, slugify
 from .errors import ScenarioError
 from .fields import is_number, reject_constant
 from .model import KINDS, LEVELS, OPS, Scenario
-from .quality import artefacts, compares_options, is_bare_answer, phrases_in
+from .quality import artefacts, bound_words, compares_options, is_bare_answer, phrases_in
+from .shortcuts import MIN_BANK
+from .shortcuts import bank_problems as shortcut_problems
 
 N_OPTIONS = 11
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*-\d{2}$")
@@ -125,6 +127,29 @@ def _requirements(s: Scenario) -> Iterator[tuple[str, str]]:
     for i, a in enumerate(s.attributes):
         if a.kind == "visible" and not a.numeric and a.name not in required:
             yield f"attributes[{i}].kind", f"categorical {a.name!r} is visible but no requirement uses it"
+
+
+@_check
+def _bound_wording(s: Scenario) -> Iterator[tuple[str, str]]:
+    """PROTOCOL.md: "under/below/less than $X" is < X, "at most/up to/no more than $X" is <= X.
+
+    And no option sits exactly on a strict bound: the requirement's statement ("I'll pay
+    up to $200") may word the same bound inclusively, so a $200 option would read both ways.
+    """
+    for i, r in enumerate(s.requirements):
+        if r.categorical or r.op not in OPS or not is_number(r.value):
+            continue  # reported by _requirements
+        worded = bound_words(s.request, float(r.value))
+        strict = r.op in ("<", ">")
+        if worded == "strict" and not strict:
+            yield f"requirements[{i}].op", f"the request words the bound on {r.value:g} strictly; use {r.op[0]!r}"
+        elif worded == "inclusive" and strict:
+            yield f"requirements[{i}].op", f"the request words the bound on {r.value:g} inclusively; use {r.op + '='!r}"
+        if strict:
+            on = [o.number for o in s.options if is_number(o.values.get(r.attribute)) and
+                  float(o.values[r.attribute]) == float(r.value)]
+            if on:
+                yield "options", f"options {on} sit exactly on the strict bound {r.attribute} {r.op} {r.value:g}"
 
 
 @_check
@@ -279,6 +304,15 @@ def _texts(s: Scenario) -> Iterator[tuple[str, str]]:
 def problems(scenario: Scenario) -> list[ScenarioError]:
     """Every structural rule the scenario breaks (empty when valid)."""
     return [ScenarioError(scenario.id, f, rule) for check in _CHECKS for f, rule in check(scenario)]
+
+
+def bank_problems(scenarios: list[Scenario]) -> list[ScenarioError]:
+    """Rules over a whole bank (PROTOCOL.md: what is visible must not rank the gold).
+
+    Rates need a bank-sized sample: files of fewer than
+    :data:`~hear2act_env.scenarios.shortcuts.MIN_BANK` scenarios are not judged.
+    """
+    return shortcut_problems(scenarios) if len(scenarios) >= MIN_BANK else []
 
 
 def validate(scenario: Scenario) -> Scenario:

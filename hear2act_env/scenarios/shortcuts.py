@@ -1,0 +1,124 @@
+"""Options-only shortcut probes: can the visible numbers rank the gold without asking?
+
+PROTOCOL.md "Scenario": what is visible must not rank the gold — an agent that
+reads only the options text (value rankings over price, rating, ...) finds the
+gold at close to chance. These are the bank-level checks behind that rule, pure
+functions over :class:`~hear2act_env.scenarios.model.Scenario` objects:
+
+* :func:`candidates` — the options an options-only reader would choose among:
+  those that meet the request, less the opening (8 in a valid scenario);
+* :func:`value_order` — those candidates best value first, by the sum of their
+  ranks on every numeric visible attribute (each in its better direction);
+* :func:`gold_positions` — where the gold lands in that order (and on each
+  single attribute), scenario by scenario;
+* :func:`position_rates` — the share of scenarios with the gold at each place.
+
+:func:`bank_problems` turns them into validator errors: no single ordering
+(summed ranks, or any one attribute, best or worst first) may put the gold at
+one place in more than :data:`MAX_POSITION_RATE` of the bank.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from .errors import ScenarioError
+from .model import Option, Scenario
+
+# Chance is 1/8 with 8 candidates; PROTOCOL.md allows at most 0.20.
+MAX_POSITION_RATE = 0.20
+# Fewer scenarios than this are too few for a rate (one scenario of 50 is 0.02).
+MIN_BANK = 100
+
+
+def candidates(s: Scenario) -> list[Option]:
+    """Request-meeting options other than the opening, in option-number order."""
+    return [o for o in s.options if o.meets_request and o.number != s.opening]
+
+
+def _ranks(values: Sequence[float], lower_first: bool) -> list[float]:
+    """Average ranks (0 = best), ties share the mean of their places."""
+    order = sorted(range(len(values)), key=lambda i: values[i] if lower_first else -values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2
+        i = j + 1
+    return ranks
+
+
+def attribute_ranks(s: Scenario, opts: Sequence[Option]) -> dict[str, list[float]]:
+    """Per numeric visible attribute, each option's rank among ``opts`` (0 = best)."""
+    out = {}
+    for a in s.attributes:
+        if a.numeric and a.better in ("lower", "higher"):
+            out[a.name] = _ranks([float(o.values[a.name]) for o in opts], a.better == "lower")
+    return out
+
+
+def value_order(s: Scenario) -> list[int]:
+    """Candidate option numbers, best value first (summed ranks; ties by number)."""
+    opts = candidates(s)
+    ranks = attribute_ranks(s, opts)
+    total = [sum(r[i] for r in ranks.values()) for i in range(len(opts))]
+    return [opts[i].number for i in sorted(range(len(opts)), key=lambda i: (total[i], opts[i].number))]
+
+
+def gold_positions(s: Scenario) -> dict[str, int]:
+    """The gold's 0-based place among the candidates under each ordering.
+
+    Keys: ``value`` (summed ranks), ``<attr>:best`` and ``<attr>:worst`` for every
+    numeric visible attribute (best or worst first, ties by option number).
+    """
+    opts = candidates(s)
+    numbers = [o.number for o in opts]
+    out = {"value": value_order(s).index(s.gold)}
+    for name, ranks in attribute_ranks(s, opts).items():
+        best = sorted(range(len(opts)), key=lambda i: (ranks[i], numbers[i]))
+        worst = sorted(range(len(opts)), key=lambda i: (-ranks[i], numbers[i]))
+        out[f"{name}:best"] = [numbers[i] for i in best].index(s.gold)
+        out[f"{name}:worst"] = [numbers[i] for i in worst].index(s.gold)
+    return out
+
+
+def position_rates(scenarios: Iterable[Scenario]) -> dict[str, dict[int, float]]:
+    """For each ordering, the share of scenarios with the gold at each place.
+
+    An attribute ordering counts over the scenarios that show that attribute.
+    """
+    counts: dict[str, Counter[int]] = {}
+    for s in scenarios:
+        for key, place in gold_positions(s).items():
+            kind = key if key == "value" else key.split(":", 1)[1]  # pool attributes by direction
+            counts.setdefault(kind, Counter())[place] += 1
+    return {k: {p: n / sum(c.values()) for p, n in sorted(c.items())} for k, c in counts.items()}
+
+
+def value_pick_rate(scenarios: Iterable[Scenario]) -> float:
+    """Share of scenarios in which the best-value candidate is the gold."""
+    scenarios = list(scenarios)
+    return sum(value_order(s)[0] == s.gold for s in scenarios) / max(1, len(scenarios))
+
+
+def bank_problems(scenarios: Sequence[Scenario], limit: float = MAX_POSITION_RATE) -> list[ScenarioError]:
+    """Bank-level rule: no options-only ordering puts the gold at one place too often.
+
+    Needs a bank-sized sample to mean anything; :func:`~hear2act_env.scenarios.validate.bank_problems`
+    skips it for fewer than :data:`MIN_BANK` scenarios.
+    """
+    out = []
+    for kind, rates in position_rates(scenarios).items():
+        for place, rate in rates.items():
+            if rate > limit:
+                out.append(ScenarioError(
+                    "<bank>", "options",
+                    f"options-only ordering {kind!r} puts the gold at place {place + 1} of the candidates "
+                    f"in {rate:.3f} of scenarios (at most {limit:.2f}; chance 1/8): the visible numbers "
+                    "rank the gold",
+                ))
+    return out

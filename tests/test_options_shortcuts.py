@@ -1,0 +1,152 @@
+"""The options text must not name the gold (PROTOCOL.md "Scenario", issue "Validity" §1).
+
+Measured on the shipped bank (``python -m pytest tests/test_options_shortcuts.py -q``;
+figures at the commit that introduced the rule, before -> after the bank change):
+summed-rank value ranker picks the gold 0.496 -> 0.027 (chance 0.125; the gold is never the
+best deal of all); highest place rate of any ordering 0.496 -> 0.172; learned options-only
+classifier AUC (grouped by scenario) ~0.5 after; never-ask value agent Prosody T 54.0% -> 15.8%.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import hear2act_env  # noqa: F401
+from agents import make_agent
+from hear2act_env.scenarios import Scenario, load_scenarios
+from hear2act_env.scenarios.shortcuts import (
+    MAX_POSITION_RATE,
+    attribute_ranks,
+    bank_problems,
+    candidates,
+    position_rates,
+    value_order,
+    value_pick_rate,
+)
+from hear2act_env.scenarios.validate import problems
+
+
+@pytest.fixture(scope="module")
+def bank() -> list[Scenario]:
+    return load_scenarios()
+
+
+def test_no_options_only_ordering_places_the_gold(bank):
+    assert bank_problems(bank) == []
+    assert value_pick_rate(bank) <= MAX_POSITION_RATE
+    for kind, rates in position_rates(bank).items():
+        assert max(rates.values()) <= MAX_POSITION_RATE, (kind, rates)
+
+
+def test_the_rule_catches_a_bank_whose_numbers_rank_the_gold(bank):
+    """Give each gold the visible numbers of its scenario's best-value candidate: the rule fires."""
+    rigged = []
+    for s in bank[:200]:
+        d = s.to_dict()
+        best = value_order(s)[0]
+        numeric = [a.name for a in s.attributes if a.numeric]
+        gold, top = d["options"][s.gold - 1], d["options"][best - 1]
+        for name in numeric:
+            gold["values"][name], top["values"][name] = top["values"][name], gold["values"][name]
+        rigged.append(Scenario.from_dict(d))
+    found = bank_problems(rigged)
+    assert found and "'value' puts the gold at place 1" in str(found[0])
+
+
+def _features(s: Scenario) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate: its rank on every numeric column (priority, costs, others), summed rank,
+    and rank gaps to the neighbours, all scaled to [0, 1] within the scenario."""
+    opts = candidates(s)
+    ranks = attribute_ranks(s, opts)
+    n = len(opts) - 1
+    prio = np.array(ranks[s.priority]) / n
+    others = [np.array(r) / n for name, r in ranks.items() if name != s.priority]
+    other = np.mean(others, axis=0) if others else np.zeros(len(opts))
+    total = np.array([sum(r[i] for r in ranks.values()) for i in range(len(opts))])
+    value = np.argsort(np.argsort(total)) / n
+    x = np.column_stack([prio, other, value, prio * other, np.abs(prio - other), value**2, prio**2, other**2])
+    y = np.array([o.number == s.gold for o in opts], dtype=float)
+    return x, y
+
+
+def _auc(score: np.ndarray, label: np.ndarray) -> float:
+    pos, neg = score[label == 1], score[label == 0]
+    greater = (pos[:, None] > neg[None, :]).mean()
+    ties = (pos[:, None] == neg[None, :]).mean()
+    return float(greater + 0.5 * ties)
+
+
+def _fit_logistic(x: np.ndarray, y: np.ndarray, steps: int = 400, l2: float = 1e-3) -> np.ndarray:
+    x1 = np.column_stack([x, np.ones(len(x))])
+    w = np.zeros(x1.shape[1])
+    for _ in range(steps):  # plain gradient descent: deterministic, no dependency
+        p = 1 / (1 + np.exp(-x1 @ w))
+        w -= 0.5 * (x1.T @ (p - y) / len(y) + l2 * w)
+    return w
+
+
+def test_a_learned_options_only_classifier_is_near_chance(bank):
+    """Logistic regression on within-scenario rank features, 5-fold CV grouped by scenario."""
+    data = [_features(s) for s in bank]
+    folds = np.arange(len(bank)) % 5
+    scores, labels = [], []
+    for k in range(5):
+        train = [d for d, f in zip(data, folds, strict=True) if f != k]
+        test = [d for d, f in zip(data, folds, strict=True) if f == k]
+        w = _fit_logistic(np.vstack([x for x, _ in train]), np.concatenate([y for _, y in train]))
+        for x, y in test:
+            scores.append(np.column_stack([x, np.ones(len(x))]) @ w)
+            labels.append(y)
+    auc = _auc(np.concatenate(scores), np.concatenate(labels))
+    top1 = np.mean([y[np.argmax(sc)] for sc, y in zip(scores, labels, strict=True)])
+    assert auc <= 0.60, auc
+    assert top1 <= MAX_POSITION_RATE, top1
+
+
+def _success(bank, agent: str, env_id: str, access: str) -> float:
+    env = gym.make(env_id, access=access, scenarios=bank).unwrapped
+    wins = 0
+    for i, s in enumerate(bank):
+        a = make_agent(agent)
+        obs, info = env.reset(seed=i, options={"scenario_id": s.id})
+        a.reset(obs, info)
+        done = False
+        while not done:
+            obs, _, term, trunc, info = env.step(a.act(obs))
+            done = term or trunc
+        wins += info["outcome"]["success"]
+    return wins / len(bank)
+
+
+def test_the_never_ask_value_agent_stays_at_the_floor(bank):
+    """Recommends by the options-only value ranking, confirms unless the words object."""
+    assert _success(bank, "options-value", "Hear2Act-Prosody-v0", "T") <= 0.20
+    # Under Explicit responses every unmet need is said in words, so walking on works.
+    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v0", "T") >= 0.9
+
+
+def test_strict_bound_words_are_strict(bank):
+    """ "under $X" means < X: no option sits on a strict bound, and the named scenarios agree."""
+    by_id = {s.id: s for s in bank}
+    for sid in ("landscaping-contractors-10", "lawn-care-contractors-02"):
+        s = by_id[sid]
+        price = next(r for r in s.requirements if not r.categorical)
+        assert price.op == "<" and "under" in s.request.lower(), (sid, price, s.request)
+    strict = 0
+    for s in bank:
+        for r in s.requirements:
+            if r.op in ("<", ">"):
+                strict += 1
+                assert all(float(o.values[r.attribute]) != r.value for o in s.options), s.id
+    assert strict >= 200
+
+
+def test_the_validator_names_a_bound_that_contradicts_its_words(bank):
+    s = next(s for s in bank if any(r.op == "<" for r in s.requirements))
+    d = s.to_dict()
+    k = next(i for i, r in enumerate(d["requirements"]) if r.get("op") == "<")
+    d["requirements"][k]["op"] = "<="
+    found = [str(e) for e in problems(Scenario.from_dict(d))]
+    assert any(f"requirements[{k}].op" in e and "strictly" in e for e in found), found
