@@ -14,8 +14,6 @@ from hear2act_env.progress import progress
 from .metrics import format_table, summarize
 
 COLUMNS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
-# The demo grid: (agent, access) on both realizations over all 480 scenarios.
-DEMO = (("random", "T"), ("confirm", "T"), ("transcript-rule", "T"), ("state-rule", "T+S"), ("oracle", "T"))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

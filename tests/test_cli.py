@@ -24,10 +24,10 @@ def test_rollout_prints_episodes_and_summary(capsys):
 def test_demo_on_a_few_scenarios(capsys, tmp_path):
     assert main(["demo", "--n", "2", "--text-only", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    for agent in ("random", "confirm", "transcript-rule", "state-rule", "oracle"):
+    for agent in ("random", "confirm", "options-value", "transcript-rule", "state-rule", "oracle"):
         assert agent in out
-    # text: 5 agents x (T, T+S) x 2 realizations x 2 scenarios; label fidelity: 3 corrupted tags x 2 x 2 repeats
-    assert "52 rollouts (52 run now" in out
+    # text: 6 agents x (T, T+S) x 2 realizations x 2 scenarios; label fidelity: 3 corrupted tags x 2 x 2 repeats
+    assert "60 rollouts (60 run now" in out
     assert (tmp_path / "report.html").exists() and (tmp_path / "report.md").exists()
 
 

@@ -37,7 +37,7 @@ ASSENT = (
 # Explicit L2 openers: direct, never assent, each with a word that flags a problem.
 DIRECT = ("Hold on, that one is missing something I need.", "Wait, that's not quite it.",
           "Actually, that's missing something important.")
-MILD = ("One minor thing, though:", "It's not a dealbreaker, but:", "Though if I'm honest:")
+MILD = ("One minor thing, though:", "It's not a dealbreaker, though.", "Though if I'm honest:")
 REJECT = ("No, that won't work.", "That's not going to work for me.", "No, sorry, not that one.",
           "Hmm, no.")
 ANSWER = ("", "Good question.", "Let me think.", "Right, so:", "Honestly:")
@@ -51,6 +51,12 @@ HINT = ("Let me put it this way.", "What I can tell you is this.", "Here's the t
 REFUSE = ("No, I can't go with that one.", "I can't accept that one.", "Wait, no, not that one.")
 ACCEPT = ("Great, let's go with that.", "Okay, let's do it.", "Perfect, thank you.",
           "Alright, let's go ahead with it.")
+# Explicit only: confirming an option the user has said falls short is accepted (the
+# outcome rule), but not with delight. Prosody-mediated words stay in ACCEPT whatever the
+# state (the delivery carries it), so the words never tell the state there.
+SETTLE = ("Okay, I'll go with it, even if it's not everything I wanted.",
+          "Fine, I'll take it, though it's not quite what I had in mind.",
+          "Alright, if that's the pick, I'll go with it.")
 REPHRASE = ("Sorry, I didn't follow. Could you put that another way?",
             "I'm not sure what you mean. Can you rephrase that?",
             "Sorry, what are you suggesting exactly?")
@@ -118,5 +124,6 @@ class Realizer:
         if r.act == "refuse":
             return f"{pick(REFUSE, turn, 'refuse')} {self._about(r)}"
         if r.act == "accept":
-            return pick(ACCEPT, turn, "accept")
+            settle = self.realization == "explicit" and not r.resolved
+            return pick(SETTLE if settle else ACCEPT, turn, "accept")
         return pick(REPHRASE, turn, "rephrase")
