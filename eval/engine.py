@@ -17,7 +17,7 @@ Trajectory dict (JSON-serialisable)::
     key, env_id, scenario_id, seed, access, intervention, agent, prompt_version,
     failed (reason or None), outcome (env's info["outcome"] or None),
     opening: {user_words, state, delivery, audio_seed},
-    turns: [{turn, prompt_hash, raw, reasoning, action, parsed_kind, option, parse_error,
+    turns: [{turn, prompt_hash, raw, reasoning, action, parsed_kind, option, parse_error, parse_note,
              user_words, state, delivery, audio_seed, reward[, prompt]}],
     parse_failures, n_tokens
 
@@ -138,7 +138,8 @@ class _Episode:
         words, delivery, audio_seed = self.env.unwrapped.utterance
         record.update(
             parsed_kind=kind, option=info["current"] if kind == "recommend" else None,
-            parse_error=info["invalid_action"], user_words=words, state=info["state"], delivery=delivery,
+            parse_error=info["invalid_action"], parse_note=info["action_note"], user_words=words, state=info["state"],
+            delivery=delivery,
             audio_seed=int(audio_seed), reward=float(reward),
         )
         traj["turns"].append(record)

@@ -229,7 +229,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     Every step: ``state`` (resolved/reluctant/concern/rejection, of the
     current recommendation), ``delivery`` (the label this user turn is
     delivered with; ``neutral`` for answers), ``action`` (parsed kind or
-    ``invalid``), ``invalid_action`` (reason or ``""``), ``disclosed``
+    ``invalid``), ``invalid_action`` (reason or ``""``), ``action_note``
+    (how an ambiguous action was read, e.g. several tags, or ``""``), ``disclosed``
     (levels disclosed so far), ``current`` (recommended option number),
     ``turn``, ``question`` (how an ASK question was routed:
     ``{"target": "need"|"visible"|"distractor"|"general", "attribute":
@@ -511,6 +512,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             "delivery": reaction.delivery,
             "action": action.kind,
             "invalid_action": action.error,
+            "action_note": action.note,
             "disclosed": tuple(sorted(self.engine.disclosed)),
             "current": self.engine.current,
             "turn": self.engine.turn,
