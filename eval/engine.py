@@ -118,6 +118,8 @@ class _Episode:
             "turn": self.turn, "prompt_hash": out.prompt_hash, "raw": out.raw, "reasoning": out.reasoning,
             "action": out.action,
         }
+        if out.extra.get("no_text"):  # the model answered with no text: played below as an invalid action
+            record["no_text"] = str(out.extra["no_text"])
         if record_prompts and out.prompt is not None:
             record["prompt"] = out.prompt
         traj["n_tokens"] += int(out.n_tokens)
@@ -268,7 +270,7 @@ def write_jsonl(trajectories: Iterable[Mapping[str, Any]], path: str | Path) -> 
     """Write trajectories one JSON object per line."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
+    with path.open("w", encoding="utf-8", errors="backslashreplace") as f:  # lone surrogates stay JSON escapes
         for t in trajectories:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
     return path

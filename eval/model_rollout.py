@@ -99,7 +99,8 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     print(f"episodes {len(trajectories)} (failed {failed}, on {info.world_size} process(es)); "
           f"parse failures {bad}/{turns} turns ({100 * bad / max(turns, 1):.1f}%)")
     if rows:
-        print(format_table({f"{args.agent} {args.env} {args.access}": summarize(rows)}, COLUMNS))
+        label = f"{args.agent} {args.env} {args.access} (n={len(rows)}, failed {failed})"
+        print(format_table({label: summarize(rows)}, COLUMNS))
     return 0 if failed < len(trajectories) else 1
 
 
@@ -113,7 +114,7 @@ class _Stream:
     def __enter__(self) -> _Stream:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("w", encoding="utf-8")
+            self._file = self.path.open("w", encoding="utf-8", errors="backslashreplace")  # lone surrogates: escaped
         return self
 
     def write(self, trajectory: dict[str, Any]) -> None:

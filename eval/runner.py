@@ -122,7 +122,9 @@ class DurableWriter:
 
     def write(self, row: Mapping[str, Any]) -> None:
         line = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self.f.write(line.encode("utf-8"))
+        # A model may send any JSON string, lone surrogates ("\ud800") included: they are written as the JSON
+        # escape they came as (backslashreplace inside a JSON string is that escape), never a crash.
+        self.f.write(line.encode("utf-8", "backslashreplace"))
         self.f.flush()
         now = time.monotonic()
         if now - self.last_sync >= self.sync_interval:
@@ -251,6 +253,8 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
     A failed rollout (a model call that failed for good) is a recorded result and is not re-run on resume,
     unless ``retry_failed``: then it is played again and its new line supersedes the failed one.
     """
+    from agents.base import close_policy
+
     from .engine import EpisodeSpec, run_episodes
 
     out = Path(out)
@@ -287,8 +291,14 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
                     writer.write(make_row(grid, r, traj, per_scenario[r.scenario_id], bank))
                     bar.update(r.cell.label)
 
-                run_episodes(specs, make_policy(cell0), batch_size=batch_size, on_done=on_done)
+                policy = make_policy(cell0)
+                try:
+                    run_episodes(specs, policy, batch_size=batch_size, on_done=on_done)
+                finally:
+                    close_policy(policy)
         finally:
+            for perceiver in perceivers.values():
+                close_policy(perceiver)
             writer.close()
             bar.close()
     return {"planned": len(planned), "skipped": len(planned) - len(todo), "run": len(todo), "failed": failed,
