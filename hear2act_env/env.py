@@ -24,6 +24,7 @@ from .state_tags import StateChannel
 from .vector import ObsText
 
 MAX_TURNS = 20
+RESET_OPTIONS = ("scenario_id",)  # the keys reset(options=...) accepts; any other is an error
 MAX_UTTERANCE = 1000  # characters of an assistant turn kept in the transcript
 MAX_TEXT = 64_000
 MAX_AUDIO_S = 30
@@ -210,7 +211,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
       ``happy``/``sad``/``angry``/``neutral``.
 
     ## Starting State
-    The scenario is ``options["scenario_id"]`` or drawn by the seed. The
+    The scenario is ``options["scenario_id"]`` (the only options key; any
+    other, or options that are not a dict, is an error) or drawn by the seed. The
     first observation already holds the user's request, the standardised
     opening recommendation (the option that leads on the request's priority,
     e.g. the cheapest; it counts as assistant turn 1) and the user's reaction.
@@ -373,6 +375,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"reset options must be a dict such as {{'scenario_id': ...}} or None, "
+                            f"got {type(options).__name__} {str(options)[:40]!r}")
+        unknown = sorted(map(str, set(options or {}) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown[:5]}; known: {list(RESET_OPTIONS)}")
         super().reset(seed=seed)
         sid = (options or {}).get("scenario_id")
         if sid is None:
