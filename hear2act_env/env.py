@@ -266,8 +266,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     - ``render_mode``: ``"ansi"`` (returns the transcript) or ``"human"``.
     - ``renderer`` / ``voice``: a registered renderer name (``"hibari"``,
       ``"piper"``) or a :class:`~hear2act_env.speech.renderers.Renderer`.
-    - ``audio_cache``: folder of the audio cache (default ``$HEAR2ACT_CACHE``
-      or ``~/.cache/hear2act/audio``).
+    - ``audio_cache``: folder of the audio cache (default ``$HEAR2ACT_CACHE/audio``,
+      i.e. ``~/.cache/hear2act/audio``; ``$HEAR2ACT_CACHE`` is the root of every cache).
     - ``perceiver``: a :class:`~hear2act_env.speech.perceiver.Perceiver` for
       ``"T+S_hat"`` (default: the CPU feature perceiver enrolled on the voice);
       ``affect``: an affect classifier for ``"T+affect"`` (default: the rule).
