@@ -248,3 +248,30 @@ def test_a_lone_surrogate_reply_is_recorded_by_rollout(tmp_path: Path) -> None:
     assert cli_main(["rollout", "--agent", f"scripted:{script}", "--n", "2", "--out", str(out), "--quiet"]) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 2 and rows[0]["turns"][0]["raw"] == "[ACTION: ASK] \ud800?"
+
+
+# -- the failed count in every rate table ----------------------------------------------------------
+
+
+def test_every_rate_table_prints_the_failed_count(tmp_path: Path) -> None:
+    from eval.report import tables
+
+    grid = parse_grid(GRID.replace('m = "openai:m@{url}"', 'm = "state-rule"'), tmp_path / "g.toml")
+    run_grid(grid, tmp_path / "run", progress=False)
+    rows = read_run(tmp_path / "run")
+    rows[0] = {**rows[0], "failed": "HTTP 500 after 3 retries", "outcome": None}
+    built = [tables.text_table(rows), tables.behaviour_table(rows), tables.overview_table(rows),
+             tables.ci_table(tables.contrasts(rows, n_resamples=50), rows)]
+    built = [t for t in built if t is not None]
+    assert len(built) >= 3
+    for t in built:
+        assert f"Failed rollouts (infrastructure errors after retries, never scored): 1 of {len(rows)}" in t.caption
+
+
+def test_hear2act_cache_is_the_root_of_every_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from hear2act_env.speech.cache import cache_root, default_cache_dir
+
+    monkeypatch.setenv("HEAR2ACT_CACHE", str(tmp_path))
+    assert cache_root() == tmp_path and default_cache_dir() == tmp_path / "audio"
+    monkeypatch.delenv("HEAR2ACT_CACHE")
+    assert default_cache_dir() == Path.home() / ".cache" / "hear2act" / "audio"

@@ -56,13 +56,13 @@ def default_cache_dir() -> Path:
 
 def cache_key(renderer: str, version: str, voice: str | None, text: str, label: str, seed: int) -> str:
     blob = json.dumps([renderer, version, voice or "", text, label, int(seed)], ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", "backslashreplace")).hexdigest()
 
 
 def encode(wave: np.ndarray, rate: int = OBS_RATE, meta: dict[str, Any] | None = None) -> bytes:
     """One cache file: header, metadata (``meta`` as JSON; the entry's key and renderer) and payload."""
     payload = np.ascontiguousarray(wave, dtype="<f4").tobytes()
-    info = json.dumps(meta or {}, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    info = json.dumps(meta or {}, ensure_ascii=False, sort_keys=True).encode("utf-8", "backslashreplace")
     digest = hashlib.sha256(info + payload).digest()
     return HEADER.pack(MAGIC, rate, len(payload) // 4, len(info), digest) + info + payload
 
