@@ -11,6 +11,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hear2act_env  # noqa: F401  (registers the env ids)
 from hear2act_env.dialogue.actions import parse_action
@@ -134,3 +136,46 @@ def test_keywords_are_ascii_letters_only(reply):
 def test_many_tags_are_counted_up_to_a_bound():
     a = parse_action("[ACTION: ASK] q? " * 50)
     assert a.kind == "ask" and a.note == "more than 10 action tags; the last counts"
+
+
+# -- properties of the grammar -----------------------------------------------------------------------
+
+_PIECES = st.lists(st.sampled_from([
+    "[ACTION: ASK] ", "[ACTION: CONFIRM]", "[ACTION: RECOMMEND] [OPTION: 4] ", "[ACTION: CLARIFY] ", "**", "`",
+    '"', "'", "Action: ASK ", "\n", " why? ", "option 3 ", "action: confirm ", "reaction: ask ", "\ud800", "[", "]",
+]) | st.text(max_size=8), max_size=12).map("".join)
+
+
+def _no_blocks(text: str) -> bool:
+    low = text.lower()
+    return not any(t in low for t in ("<think>", "</think>", "<answer>", "</answer>"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PIECES, _PIECES)
+def test_a_think_block_never_changes_the_reading(thought, reply):
+    if _no_blocks(thought) and _no_blocks(reply):
+        assert parse_action(f"<think>{thought}</think>{reply}") == parse_action(reply)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PIECES, _PIECES)
+def test_only_the_answer_block_is_read(outside, reply):
+    if _no_blocks(outside) and _no_blocks(reply):
+        assert parse_action(f"{outside}<answer>{reply}</answer>{outside}") == parse_action(reply)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters="[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+               max_size=200))
+def test_prose_without_a_bracket_or_an_action_line_is_no_action(prose):
+    lines = prose.splitlines()
+    if not any(ln.lstrip(" \t>#-*_`").lower().startswith("action") for ln in lines):
+        assert parse_action(prose).kind == "invalid"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PIECES, st.sampled_from(["[ACTION: ASK] last?", "[ACTION: CONFIRM]", "[ACTION: CLARIFY] hm"]))
+def test_a_final_tag_always_wins(prefix, final):
+    if _no_blocks(prefix):
+        assert parse_action(prefix + " " + final).kind == parse_action(final).kind
