@@ -75,11 +75,16 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     # Each process streams finished episodes to OUT.part<rank> as they end, so a crash loses nothing
     # already played; the parts are removed once rank 0 has written the merged file.
     part = Path(f"{args.out}.part{info.rank}") if args.out else None
-    with _Stream(part) as stream:
-        trajectories = run_sharded(specs, make, batch_size=args.batch_size, record_prompts=args.record_prompts,
-                                   on_done=stream.write, info=info)
-        if trajectories is not None and args.out:
-            print(f"wrote {write_jsonl(trajectories, args.out)}")
+    from agents.base import close_policy
+
+    try:
+        with _Stream(part) as stream:
+            trajectories = run_sharded(specs, make, batch_size=args.batch_size, record_prompts=args.record_prompts,
+                                       on_done=stream.write, info=info)
+            if trajectories is not None and args.out:
+                print(f"wrote {write_jsonl(trajectories, args.out)}")
+    finally:
+        close_policy(env_kwargs.get("perceiver"))  # an audio-LLM perceiver holds its backend
     if trajectories is None:  # not the main process
         return 0
     rows = []

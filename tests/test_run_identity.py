@@ -136,3 +136,9 @@ def test_a_grid_that_changes_an_existing_cell_is_refused_naming_it(run: Path, tm
 def test_a_grid_that_drops_rollouts_is_refused(run: Path) -> None:
     with pytest.raises(RunDirError, match="no longer plans scenario"):
         run_grid(parse_grid(GRID.replace("first:2", "first:1")), run, progress=False)
+
+
+def test_a_grid_changed_only_by_a_comment_resumes_with_nothing_to_do(run: Path, tmp_path: Path) -> None:
+    result = run_grid(parse_grid("# reformatted\n" + GRID.replace("\n", "\n\n"), tmp_path / "g4.toml"), run,
+                      progress=False)
+    assert result["skipped"] == 2 and result["run"] == 0
