@@ -179,3 +179,9 @@ def test_prose_without_a_bracket_or_an_action_line_is_no_action(prose):
 def test_a_final_tag_always_wins(prefix, final):
     if _no_blocks(prefix):
         assert parse_action(prefix + " " + final).kind == parse_action(final).kind
+
+
+@pytest.mark.parametrize("reply", ["</thin\u212a> [ACTION: ASK] q", "<thin\u212a>[ACTION: ASK] q", "<answer\u212a>"])
+def test_a_kelvin_sign_that_lowers_to_k_is_not_a_block_tag(reply):
+    a = parse_action(reply)  # never raises; the Kelvin sign is not the ASCII k of <think>
+    assert a.kind == ("ask" if "ASK" in reply else "invalid")

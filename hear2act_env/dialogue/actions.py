@@ -138,12 +138,14 @@ def _no_action(scope: str) -> Action:
 
 
 def _scope(raw: str) -> str:
-    """The part of a reply the grammar reads: think blocks removed, the last answer block if any."""
-    if "</think>" in raw.lower():
-        close = _FIRST_THINK_CLOSE.search(raw)
-        assert close is not None
-        if _FIRST_THINK_OPEN.search(raw, 0, close.start()) is None:  # "R</think> A": the template opened it
-            raw = raw[close.end():]
+    """The part of a reply the grammar reads: think blocks removed, the last answer block if any.
+
+    ``lower()`` only decides whether to look (it is cheap); a match it suggests may not exist (U+212A, the
+    Kelvin sign, lowers to an ASCII "k"), so every search result is checked.
+    """
+    close = _FIRST_THINK_CLOSE.search(raw) if "</think>" in raw.lower() else None
+    if close is not None and _FIRST_THINK_OPEN.search(raw, 0, close.start()) is None:
+        raw = raw[close.end():]  # "R</think> A": the chat template opened the think block
     if "<think>" in raw.lower():
         last_close = _LAST_THINK_CLOSE.match(raw)
         head, tail = (raw[:last_close.end()], raw[last_close.end():]) if last_close else ("", raw)
@@ -151,10 +153,9 @@ def _scope(raw: str) -> str:
         head = _THINK_BLOCK.sub(" ", head)
         opened = _FIRST_THINK_OPEN.search(tail)
         raw = head + (tail[:opened.start()] if opened is not None else tail)  # an unclosed block hides the rest
-    if "<answer>" not in raw.lower():
+    last = _LAST_ANSWER.match(raw) if "<answer>" in raw.lower() else None
+    if last is None:
         return raw
-    last = _LAST_ANSWER.match(raw)
-    assert last is not None
     close = _ANSWER_CLOSE.search(raw, last.end())
     return raw[last.end(): close.start() if close is not None else len(raw)]
 
