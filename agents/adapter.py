@@ -34,6 +34,16 @@ class RuleAgentPolicy:
             out.append(PolicyOutput(action=text, raw=text))
         return out
 
+    def close(self) -> None:
+        """Forget every episode (nothing else to release)."""
+        self._agents.clear()
+
+    def __enter__(self) -> RuleAgentPolicy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def release(self, keys: Iterable[str]) -> None:
         """Forget finished episodes."""
         for key in keys:

@@ -62,13 +62,21 @@ class Policy(Protocol):
     """Acts for many episodes at once: one output per input, in order.
 
     Optional: ``release(keys)`` (the engine calls it with the keys of finished
-    episodes, so per-episode state can be dropped) and ``prompt_version``
-    (recorded in trajectories).
+    episodes, so per-episode state can be dropped), ``prompt_version``
+    (recorded in trajectories) and ``close()`` with ``__enter__``/``__exit__``
+    (every entry point closes the policies it makes, :func:`close_policy`).
     """
 
     name: str
 
     def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]: ...
+
+
+def close_policy(policy: object) -> None:
+    """Close a policy that offers ``close()`` (model policies hold threads, connections, model memory)."""
+    close = getattr(policy, "close", None)
+    if callable(close):
+        close()
 
 
 # name -> "module:Class"; imported on use so that heavy agents cost nothing until asked for.

@@ -17,7 +17,7 @@ Trajectory dict (JSON-serialisable)::
     key, env_id, scenario_id, seed, access, intervention, agent, prompt_version,
     failed (reason or None), outcome (env's info["outcome"] or None),
     opening: {user_words, state, delivery, audio_seed},
-    turns: [{turn, prompt_hash, raw, reasoning, action, parsed_kind, option, parse_error,
+    turns: [{turn, prompt_hash, raw, reasoning, action, parsed_kind, option, parse_error, parse_note,
              user_words, state, delivery, audio_seed, reward[, prompt]}],
     parse_failures, n_tokens
 
@@ -118,6 +118,8 @@ class _Episode:
             "turn": self.turn, "prompt_hash": out.prompt_hash, "raw": out.raw, "reasoning": out.reasoning,
             "action": out.action,
         }
+        if out.extra.get("no_text"):  # the model answered with no text: played below as an invalid action
+            record["no_text"] = str(out.extra["no_text"])
         if record_prompts and out.prompt is not None:
             record["prompt"] = out.prompt
         traj["n_tokens"] += int(out.n_tokens)
@@ -138,7 +140,8 @@ class _Episode:
         words, delivery, audio_seed = self.env.unwrapped.utterance
         record.update(
             parsed_kind=kind, option=info["current"] if kind == "recommend" else None,
-            parse_error=info["invalid_action"], user_words=words, state=info["state"], delivery=delivery,
+            parse_error=info["invalid_action"], parse_note=info["action_note"], user_words=words, state=info["state"],
+            delivery=delivery,
             audio_seed=int(audio_seed), reward=float(reward),
         )
         traj["turns"].append(record)
@@ -267,7 +270,7 @@ def write_jsonl(trajectories: Iterable[Mapping[str, Any]], path: str | Path) -> 
     """Write trajectories one JSON object per line."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
+    with path.open("w", encoding="utf-8", errors="backslashreplace") as f:  # lone surrogates stay JSON escapes
         for t in trajectories:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
     return path

@@ -75,11 +75,16 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     # Each process streams finished episodes to OUT.part<rank> as they end, so a crash loses nothing
     # already played; the parts are removed once rank 0 has written the merged file.
     part = Path(f"{args.out}.part{info.rank}") if args.out else None
-    with _Stream(part) as stream:
-        trajectories = run_sharded(specs, make, batch_size=args.batch_size, record_prompts=args.record_prompts,
-                                   on_done=stream.write, info=info)
-        if trajectories is not None and args.out:
-            print(f"wrote {write_jsonl(trajectories, args.out)}")
+    from agents.base import close_policy
+
+    try:
+        with _Stream(part) as stream:
+            trajectories = run_sharded(specs, make, batch_size=args.batch_size, record_prompts=args.record_prompts,
+                                       on_done=stream.write, info=info)
+            if trajectories is not None and args.out:
+                print(f"wrote {write_jsonl(trajectories, args.out)}")
+    finally:
+        close_policy(env_kwargs.get("perceiver"))  # an audio-LLM perceiver holds its backend
     if trajectories is None:  # not the main process
         return 0
     rows = []
@@ -99,7 +104,8 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     print(f"episodes {len(trajectories)} (failed {failed}, on {info.world_size} process(es)); "
           f"parse failures {bad}/{turns} turns ({100 * bad / max(turns, 1):.1f}%)")
     if rows:
-        print(format_table({f"{args.agent} {args.env} {args.access}": summarize(rows)}, COLUMNS))
+        label = f"{args.agent} {args.env} {args.access} (n={len(rows)}, failed {failed})"
+        print(format_table({label: summarize(rows)}, COLUMNS))
     return 0 if failed < len(trajectories) else 1
 
 
@@ -113,7 +119,7 @@ class _Stream:
     def __enter__(self) -> _Stream:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("w", encoding="utf-8")
+            self._file = self.path.open("w", encoding="utf-8", errors="backslashreplace")  # lone surrogates: escaped
         return self
 
     def write(self, trajectory: dict[str, Any]) -> None:

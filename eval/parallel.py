@@ -75,9 +75,14 @@ def run_sharded(specs: Sequence[EpisodeSpec], make: Callable[[], Policy], *, bat
     """
     info = info or process_info()
     mine = shard(len(specs), info.rank, info.world_size)
+    from agents.base import close_policy
+
     policy = make()
-    trajectories = run_episodes([specs[i] for i in mine], policy, batch_size=batch_size, on_done=on_done,
-                                record_prompts=record_prompts)
+    try:
+        trajectories = run_episodes([specs[i] for i in mine], policy, batch_size=batch_size, on_done=on_done,
+                                    record_prompts=record_prompts)
+    finally:
+        close_policy(policy)
     pairs = list(zip(mine, trajectories, strict=True))
     if info.world_size == 1:
         return merge([pairs], len(specs))

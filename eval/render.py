@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n", type=positive_int, default=None, help="first N scenarios (default: all 480)")
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--cache", default=None,
-                   help="cache folder (default: $HEAR2ACT_CACHE or ~/.cache/hear2act/audio)")
+                   help="audio cache folder (default: $HEAR2ACT_CACHE/audio, i.e. ~/.cache/hear2act/audio)")
     p.set_defaults(func=_main)
 
 

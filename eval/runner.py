@@ -2,7 +2,8 @@
 
 Layout of a run directory::
 
-    RUN_DIR/grid.toml                          the grid as run (a different grid in the same dir is refused)
+    RUN_DIR/grid.toml                          the grid as run (one that changes or drops a cell is refused;
+                                               one that only adds cells, scenarios or repeats replaces it)
     RUN_DIR/rollouts.jsonl                     unsharded run
     RUN_DIR/rollouts.shard-I-of-N.jsonl        shard I of N (several machines may share RUN_DIR)
 
@@ -16,6 +17,11 @@ A rollout's line is a pure function of the grid, its cell, scenario and repeat
 (no timestamps), so a resumed run equals an uninterrupted one line for line
 (up to order), and shards merge by concatenation: ``cat RUN_DIR/rollouts*.jsonl``.
 A lock file stops two processes from writing the same shard file.
+
+Identity. Every row carries ``grid_id`` and ``cell_hash`` (:mod:`eval.run_identity`); ``eval`` and
+``read_run`` (so ``report``) refuse a row of another grid, a rollout the grid does not plan, a row played
+with another definition of its cell, and a second, different line for one rollout id, each with a one-line
+error naming ``file:line``. A run directory with no rows is an error for ``read_run``.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .grid import Cell, Grid, GridError, Rollout, load_grid, parse_shard, shard
+from .grid import Cell, Grid, GridError, Rollout, load_grid, parse_grid, parse_shard, shard
+from .run_identity import IdentityError, cell_hash, check_rows, compare_grids, grid_id
 
 # affect spec prefix -> "module:Class" taking the part after the colon (a checkpoint directory).
 AFFECTS: dict[str, str] = {"hf": "hear2act_env.speech.affect_hf:TransformersAffect"}
@@ -52,24 +59,30 @@ def read_rollouts(path: Path, repair: bool = False) -> list[dict[str, Any]]:
 
     Any other unreadable line is an error naming the file and line: it is never dropped silently.
     """
+    return [row for _, row in read_numbered(path, repair)]
+
+
+def read_numbered(path: Path, repair: bool = False) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, row) of each complete line of one rollouts file (see :func:`read_rollouts`)."""
     if not path.exists():
         return []
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1  # everything after the last newline is a torn write
     lines = data[:end].split(b"\n")[:-1] if end else []
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[int, dict[str, Any]]] = []
     torn = end < len(data)
     for n, line in enumerate(lines, 1):
         try:
             row = json.loads(line)
-            if not isinstance(row, dict) or "rollout_id" not in row:
+            if not isinstance(row, dict) or not isinstance(row.get("rollout_id"), str):
                 raise ValueError("no rollout_id")
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             if n == len(lines) and not torn:  # a last line cut right after a partial write of its newline
                 torn, end = True, end - len(line) - 1
                 break
-            raise RunDirError(f"{path}:{n}: unreadable rollout line ({e}); fix or remove it by hand") from None
-        rows.append(row)
+            raise RunDirError(f"{path}:{n}: unreadable rollout line ({type(e).__name__}: {str(e)[:120]}); "
+                              "fix or remove it by hand") from None
+        rows.append((n, row))
     if torn and repair:
         with path.open("r+b") as f:
             f.truncate(end)
@@ -80,20 +93,25 @@ def read_rollouts(path: Path, repair: bool = False) -> list[dict[str, Any]]:
 
 
 def read_run(run_dir: str | Path) -> list[dict[str, Any]]:
-    """Every rollout of a run directory (all shard files); identical duplicates collapse, conflicting ones fail."""
+    """Every rollout of a run directory (all shard files), checked against its grid.toml.
+
+    Identical duplicates collapse and a retry supersedes its failure; a foreign or conflicting row, or a
+    directory with no complete row, is a :class:`RunDirError` naming the file (and line).
+    """
     run_dir = Path(run_dir)
     files = sorted(run_dir.glob("rollouts*.jsonl"))
     if not files:
         raise RunDirError(f"{run_dir}: no rollouts*.jsonl files (run `hear2act eval GRID --out {run_dir}` first)")
-    by_id: dict[str, dict[str, Any]] = {}
-    for f in files:
-        for row in read_rollouts(f):
-            rid = row["rollout_id"]
-            old = by_id.get(rid)
-            if old is not None and old != row and not old.get("failed"):
-                raise RunDirError(f"{f}: rollout {rid} appears twice with different content")
-            by_id[rid] = row  # a retried rollout (--retry-failed) supersedes its failed record
-    return list(by_id.values())
+    saved = run_dir / "grid.toml"
+    grid = parse_grid(saved.read_text(encoding="utf-8"), saved) if saved.exists() else None
+    numbered = [(f, n, row) for f in files for n, row in read_numbered(f)]
+    if not numbered:
+        raise RunDirError(f"{run_dir}: no complete rollout line in {', '.join(f.name for f in files)} "
+                          "(an empty run); run `hear2act eval` into it first")
+    try:
+        return check_rows(numbered, grid)
+    except IdentityError as e:
+        raise RunDirError(str(e)) from None
 
 
 @contextmanager
@@ -122,7 +140,9 @@ class DurableWriter:
 
     def write(self, row: Mapping[str, Any]) -> None:
         line = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self.f.write(line.encode("utf-8"))
+        # A model may send any JSON string, lone surrogates ("\ud800") included: they are written as the JSON
+        # escape they came as (backslashreplace inside a JSON string is that escape), never a crash.
+        self.f.write(line.encode("utf-8", "backslashreplace"))
         self.f.flush()
         now = time.monotonic()
         if now - self.last_sync >= self.sync_interval:
@@ -184,13 +204,17 @@ def _bank_hashes(grid: Grid) -> tuple[dict[str, str], str]:
 
 
 def _prepare_dir(grid: Grid, out: Path) -> None:
+    """Save the grid in ``out``; a saved grid may be replaced only by one that keeps every planned rollout's cell."""
     out.mkdir(parents=True, exist_ok=True)
     saved = out / "grid.toml"
     if saved.exists():
-        if saved.read_text(encoding="utf-8") != grid.source:
-            raise RunDirError(f"{out} holds a run of another grid (its grid.toml differs from "
-                              f"{grid.path or grid.name}); use a new --out directory")
-        return
+        text = saved.read_text(encoding="utf-8")
+        if text == grid.source:
+            return
+        try:
+            compare_grids(parse_grid(text, saved), grid)
+        except (IdentityError, GridError) as e:
+            raise RunDirError(f"{out} holds a run of another grid than {grid.path or grid.name}: {e}") from None
     tmp = saved.with_name(f"grid.toml.{os.getpid()}.tmp")  # shards may start together
     tmp.write_text(grid.source, encoding="utf-8")
     os.replace(tmp, saved)
@@ -251,6 +275,8 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
     A failed rollout (a model call that failed for good) is a recorded result and is not re-run on resume,
     unless ``retry_failed``: then it is played again and its new line supersedes the failed one.
     """
+    from agents.base import close_policy
+
     from .engine import EpisodeSpec, run_episodes
 
     out = Path(out)
@@ -259,8 +285,14 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
     planned = shard(grid.expand(), *shard_spec)
     per_scenario, bank = _bank_hashes(grid)
     with _exclusive(path):
-        existing = read_rollouts(path, repair=True)
-        other = sorted({row["bank_hash"] for row in existing} - {bank})
+        numbered = read_numbered(path, repair=True)
+        try:
+            existing = check_rows([(path, n, row) for n, row in numbered], grid,
+                                  {r.rollout_id: r for r in grid.expand()})
+        except IdentityError as e:
+            raise RunDirError(str(e)) from None
+        existing = [row for _, row in numbered]  # file order: a retry supersedes a failure
+        other = sorted({str(row.get("bank_hash")) for row in existing} - {bank})
         if other:
             raise RunDirError(f"{path}: rollouts there were played on another scenario bank ({', '.join(other)}; "
                               f"now {bank}); resuming would mix banks. Use a new --out directory")
@@ -287,8 +319,14 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
                     writer.write(make_row(grid, r, traj, per_scenario[r.scenario_id], bank))
                     bar.update(r.cell.label)
 
-                run_episodes(specs, make_policy(cell0), batch_size=batch_size, on_done=on_done)
+                policy = make_policy(cell0)
+                try:
+                    run_episodes(specs, policy, batch_size=batch_size, on_done=on_done)
+                finally:
+                    close_policy(policy)
         finally:
+            for perceiver in perceivers.values():
+                close_policy(perceiver)
             writer.close()
             bar.close()
     return {"planned": len(planned), "skipped": len(planned) - len(todo), "run": len(todo), "failed": failed,
@@ -310,7 +348,9 @@ def make_row(grid: Grid, r: Rollout, traj: dict[str, Any], scenario_hash: str, b
         "rollout_id": r.rollout_id,
         "grid": grid.name,
         "grid_seed": grid.seed,
+        "grid_id": grid_id(grid.name, grid.seed),
         "cell": r.cell.to_dict(),
+        "cell_hash": cell_hash(r.cell),
         "scenario_id": r.scenario_id,
         "repeat": r.repeat,
         "seed": r.seed,

@@ -24,6 +24,7 @@ from .state_tags import StateChannel
 from .vector import ObsText
 
 MAX_TURNS = 20
+RESET_OPTIONS = ("scenario_id",)  # the keys reset(options=...) accepts; any other is an error
 MAX_UTTERANCE = 1000  # characters of an assistant turn kept in the transcript
 MAX_TEXT = 64_000
 MAX_AUDIO_S = 30
@@ -210,7 +211,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
       ``happy``/``sad``/``angry``/``neutral``.
 
     ## Starting State
-    The scenario is ``options["scenario_id"]`` or drawn by the seed. The
+    The scenario is ``options["scenario_id"]`` (the only options key; any
+    other, or options that are not a dict, is an error) or drawn by the seed. The
     first observation already holds the user's request, the standardised
     opening recommendation (the option that leads on the request's priority,
     e.g. the cheapest; it counts as assistant turn 1) and the user's reaction.
@@ -229,7 +231,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     Every step: ``state`` (resolved/reluctant/concern/rejection, of the
     current recommendation), ``delivery`` (the label this user turn is
     delivered with; ``neutral`` for answers), ``action`` (parsed kind or
-    ``invalid``), ``invalid_action`` (reason or ``""``), ``disclosed``
+    ``invalid``), ``invalid_action`` (reason or ``""``), ``action_note``
+    (how an ambiguous action was read, e.g. several tags, or ``""``), ``disclosed``
     (levels disclosed so far), ``current`` (recommended option number),
     ``turn``, ``question`` (how an ASK question was routed:
     ``{"target": "need"|"visible"|"distractor"|"general", "attribute":
@@ -263,8 +266,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     - ``render_mode``: ``"ansi"`` (returns the transcript) or ``"human"``.
     - ``renderer`` / ``voice``: a registered renderer name (``"hibari"``,
       ``"piper"``) or a :class:`~hear2act_env.speech.renderers.Renderer`.
-    - ``audio_cache``: folder of the audio cache (default ``$HEAR2ACT_CACHE``
-      or ``~/.cache/hear2act/audio``).
+    - ``audio_cache``: folder of the audio cache (default ``$HEAR2ACT_CACHE/audio``,
+      i.e. ``~/.cache/hear2act/audio``; ``$HEAR2ACT_CACHE`` is the root of every cache).
     - ``perceiver``: a :class:`~hear2act_env.speech.perceiver.Perceiver` for
       ``"T+S_hat"`` (default: the CPU feature perceiver enrolled on the voice);
       ``affect``: an affect classifier for ``"T+affect"`` (default: the rule).
@@ -372,6 +375,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"reset options must be a dict such as {{'scenario_id': ...}} or None, "
+                            f"got {type(options).__name__} {str(options)[:40]!r}")
+        unknown = sorted(map(str, set(options or {}) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown[:5]}; known: {list(RESET_OPTIONS)}")
         super().reset(seed=seed)
         sid = (options or {}).get("scenario_id")
         if sid is None:
@@ -511,6 +520,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             "delivery": reaction.delivery,
             "action": action.kind,
             "invalid_action": action.error,
+            "action_note": action.note,
             "disclosed": tuple(sorted(self.engine.disclosed)),
             "current": self.engine.current,
             "turn": self.engine.turn,

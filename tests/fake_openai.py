@@ -30,6 +30,7 @@ class Reply:
     text: str = OK_TEXT
     content_type: str = "application/json"
     delay: float = 0.0
+    headers: tuple[tuple[str, str], ...] = ()  # extra response headers, e.g. (("retry-after", "2"),)
 
 
 def completion(text: str, model: str = "fake") -> bytes:
@@ -37,6 +38,15 @@ def completion(text: str, model: str = "fake") -> bytes:
         "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 1, "completion_tokens": len(text.split()), "total_tokens": 1},
+    }).encode()
+
+
+def message_completion(message: dict[str, Any], finish_reason: str = "length") -> bytes:
+    """A chat completion whose message is given as is (``content`` null, a list, extra fields...)."""
+    return json.dumps({
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 7, "total_tokens": 8},
     }).encode()
 
 
@@ -112,6 +122,8 @@ class FakeChatServer:
                     self.send_response(reply.status)
                     self.send_header("content-type", reply.content_type)
                     self.send_header("content-length", str(len(payload)))
+                    for name, value in reply.headers:
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):

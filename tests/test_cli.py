@@ -86,8 +86,8 @@ def test_user_mistakes_end_in_one_line_not_a_traceback(argv, says, capsys, monke
 def test_non_utf8_scenario_file_is_a_message(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b"\xff\xfe{}\n")
-    assert _run(["scenarios", "validate", str(bad)]) == 2
-    assert "not UTF-8" in capsys.readouterr().err
+    assert _run(["scenarios", "validate", str(bad)]) == 1  # a problem of that line, named like any other
+    assert "INVALID line 1: bad.jsonl: <json>: not UTF-8 text (byte 0xff at column 1)" in capsys.readouterr().out
 
 
 def test_version(capsys):

@@ -71,7 +71,7 @@ def test_trajectory_records_every_turn_and_is_json() -> None:
         assert traj["parse_failures"] == traj["outcome"]["action_counts"]["invalid"]
         for t in traj["turns"]:
             assert set(t) >= {"turn", "prompt_hash", "raw", "reasoning", "action", "parsed_kind", "option",
-                              "parse_error", "user_words", "state", "delivery", "audio_seed"}
+                              "parse_error", "parse_note", "user_words", "state", "delivery", "audio_seed"}
             assert (t["parse_error"] != "") == (t["parsed_kind"] == "invalid")
             if t["raw"].startswith("<think>"):
                 assert t["reasoning"] == "The user sounds unsure." and t["action"].startswith("[ACTION: RECOMMEND]")

@@ -44,9 +44,17 @@ def _unbounded_greedy(pattern: str) -> list[str]:
     return re.findall(r"(?<![*+?])[*+](?!\+)", plain)
 
 
-@pytest.mark.parametrize("pattern", [actions._ACTION, actions._OPTION, actions._NUMBER])
+@pytest.mark.parametrize("pattern", [actions._UNQUOTED, actions._QUOTED, actions._LABEL, actions._FIRST_LABEL,
+                                     actions._OPTION, actions._NUMBER])
 def test_every_repetition_in_the_action_patterns_is_possessive(pattern):
     assert _unbounded_greedy(pattern.pattern) == []
+
+
+@pytest.mark.parametrize("pattern", [actions._LAST_TAG, actions._LAST_UNQUOTED, actions._LAST_LABEL])
+def test_last_match_patterns_give_back_only_their_leading_run(pattern):
+    # "(?s:.*)" then a literal: the run is given back one character at a time, once (linear).
+    assert pattern.pattern.startswith("(?s:.*)") and pattern.pattern[7] in "\\["
+    assert _unbounded_greedy(pattern.pattern[7:]) == []
 
 
 def test_the_possessive_check_sees_backtracking_patterns():

@@ -1,9 +1,17 @@
 """The contract between policies and model backends.
 
 A backend turns a batch of chat requests into one text each. It never raises
-for a single bad call: a call that fails for good comes back as a
-:class:`Generation` with ``error`` set, and the engine marks that episode
-failed with the reason (it is never scored).
+for a single bad call. Two kinds of trouble are kept apart:
+
+* **no usable text** (``no_text`` set): the model answered, but with nothing
+  to act on (``content: null``, alone or with ``reasoning_content`` or
+  ``tool_calls``; content that is not text; a prompt over the context
+  length). That is the model's answer: it is played as an invalid action and
+  scored, exactly like ``content: ""``, so a model whose reasoning never
+  finishes cannot drop its hardest episodes from the denominator.
+* **infrastructure failure** (``error`` set): timeouts, connection errors,
+  5xx/429 after retries. The engine marks that episode failed (never scored)
+  and every table that reports a rate prints the failed count.
 """
 
 from __future__ import annotations
@@ -28,8 +36,12 @@ class Generation:
     """A backend's answer to one request."""
 
     text: str  # raw model output ("" when failed)
-    error: str = ""  # non-empty: the call failed for good (episode is marked failed, never scored)
+    error: str = ""  # non-empty: the call failed for good (infrastructure; episode failed, never scored)
     n_tokens: int = 0
+    # Non-empty: the server answered, but with no usable text (content null or not text, the prompt over the
+    # context length). Played as an invalid action and scored, like any reply without an action tag.
+    no_text: str = ""
+    reasoning: str = ""  # server-side reasoning (vLLM's reasoning_content): recorded, never read for an action
 
 
 @runtime_checkable

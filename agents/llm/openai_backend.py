@@ -4,11 +4,26 @@ Requests of one batch run concurrently (at most ``concurrency`` at a time)
 on an ``AsyncOpenAI`` client that lives on a private event loop thread, so
 ``generate`` works from plain scripts and from inside notebooks alike. Every
 call has a total timeout; timeouts, connection errors, 5xx, 429 and
-malformed replies (not JSON, no choices, no text) are retried with
-exponential backoff. A call that still fails returns a
+malformed replies (not JSON, no choices) are retried with exponential
+backoff, or after the server's ``Retry-After`` (seconds or an HTTP date,
+capped at ``retry_after_max``) when it is longer; every wait gets up to 25 %
+jitter drawn from a generator seeded by the request key and attempt (no
+global RNG; waits never touch a trajectory). A call that still fails returns a
 :class:`~agents.llm.backend.Generation` whose ``error`` names the last
 failure; the engine marks that episode failed (never scored). Other 4xx
 (bad request, auth) are not retried.
+
+A reply with no usable text is the model's answer, not a fault: ``content:
+null`` (alone, with ``reasoning_content`` or with ``tool_calls``), content
+holding no text parts, and a 400 "maximum context length" come back at once
+(never resent: a greedy model would send the same null again) as a
+``Generation`` with ``no_text`` set, which the policy plays as an invalid
+action. Content sent as a list of parts is read as the join of its text
+parts.
+
+The backend (and :class:`~agents.llm.policy.ModelPolicy`) is a context
+manager; ``close()`` stops the loop thread, its executor and the HTTP client,
+leaving no thread or file descriptor behind.
 
 The API key is read from ``OPENAI_API_KEY`` (a local vLLM server accepts any;
 ``"EMPTY"`` is sent when it is unset). Audio parts go out as ``input_audio``
@@ -20,10 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import email.utils
 import io
 import json
 import os
+import random
 import threading
+import time
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
@@ -33,6 +51,11 @@ from .backend import Generation, GenerationRequest
 
 INSTALL_HINT = 'the openai: backend needs the openai package: pip install "hear2act[llm]"'
 RETRY_STATUS = frozenset({408, 409, 425, 429})
+# Phrases of a "prompt too long" 400 (vLLM, OpenAI, SGLang): the model cannot answer, which is an invalid action.
+CONTEXT_PHRASES = ("maximum context length", "context_length_exceeded", "context length", "too many tokens",
+                   "prompt is too long")
+JITTER = 0.25
+_sleep = asyncio.sleep  # tests replace it to record the waits
 
 
 class MalformedReply(Exception):
@@ -60,7 +83,8 @@ class OpenAIBackend:
     def __init__(self, model: str, base_url: str, *, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60.0, max_retries: int = 4, backoff: float = 0.5, backoff_max: float = 8.0,
                  max_new_tokens: int = 256, temperature: float = 0.0, top_p: float = 1.0, send_seed: bool = True,
-                 extra_body: dict[str, Any] | None = None, name: str | None = None) -> None:
+                 extra_body: dict[str, Any] | None = None, name: str | None = None,
+                 retry_after_max: float = 30.0) -> None:
         try:
             import openai
         except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -71,6 +95,9 @@ class OpenAIBackend:
                 raise ValueError(f"{field} must be >= {low}, got {value}")
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if not retry_after_max >= 0:
+            raise ValueError(f"retry_after_max must be >= 0 seconds, got {retry_after_max}")
+        self.retry_after_max = float(retry_after_max)
         self._openai = openai
         self.model = model
         self.base_url = base_url
@@ -87,6 +114,7 @@ class OpenAIBackend:
         self.send_seed = send_seed
         self.extra_body = dict(extra_body or {})
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -103,22 +131,37 @@ class OpenAIBackend:
         return self._run(self._all(requests, payloads))
 
     def close(self) -> None:
-        """Close the HTTP client and stop the loop thread (a daemon thread, so optional at exit)."""
+        """Close the HTTP client, the loop's executor and the loop, and join its thread (idempotent)."""
         with self._lock:
             loop, self._loop = self._loop, None
+            thread, self._thread = self._thread, None
         if loop is None:
             return
         client, self._client = self._client, None
-        if client is not None:
-            asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
+        try:
+            if client is not None:
+                asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=10)
+            asyncio.run_coroutine_threadsafe(loop.shutdown_default_executor(), loop).result(timeout=10)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            if thread is not None:
+                thread.join(timeout=10)
+            if not loop.is_running():
+                loop.close()
+
+    def __enter__(self) -> OpenAIBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- internals -----------------------------------------------------------------
     def _run(self, coro: Coroutine[Any, Any, list[Generation]]) -> list[Generation]:
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="openai-backend", daemon=True).start()
+                self._thread = threading.Thread(target=loop.run_forever, name="openai-backend", daemon=True)
+                self._thread.start()
                 self._loop = loop
             loop = self._loop
         return asyncio.run_coroutine_threadsafe(coro, loop).result()
@@ -134,18 +177,29 @@ class OpenAIBackend:
     async def _one(self, request: GenerationRequest, messages: list[dict[str, Any]],
                    gate: asyncio.Semaphore) -> Generation:
         last = ""
+        wait = 0.0
         for attempt in range(self.max_retries + 1):
             if attempt:
-                await asyncio.sleep(min(self.backoff_max, self.backoff * 2 ** (attempt - 1)))
+                await _sleep(self._wait(request, attempt, wait))
             async with gate:
                 try:
                     reply = await asyncio.wait_for(self._create(request, messages), timeout=self.timeout)
-                    return Generation(completion_text(reply), n_tokens=_completion_tokens(reply))
-                except Exception as e:  # classified below: retry or give up
-                    retry, last = self._classify(e)
-                    if not retry:
+                    text, no_text, reasoning = read_completion(reply)
+                    return Generation(text, n_tokens=_completion_tokens(reply), no_text=no_text, reasoning=reasoning)
+                except Exception as e:  # classified below: retry, no text, or give up
+                    verdict, last = self._classify(e)
+                    if verdict == "no_text":
+                        return Generation("", no_text=last)
+                    if verdict == "fail":
                         return Generation("", error=f"{self.name} {request.key}: {last}")
+                    wait = _retry_after(e)
         return Generation("", error=f"{self.name} {request.key}: failed after {self.max_retries + 1} attempts: {last}")
+
+    def _wait(self, request: GenerationRequest, attempt: int, retry_after: float) -> float:
+        """Seconds before ``attempt``: the longer of the backoff and the server's Retry-After (capped), + jitter."""
+        base = max(min(self.backoff_max, self.backoff * 2 ** (attempt - 1)), min(retry_after, self.retry_after_max))
+        jitter = random.Random(f"{request.key}/{request.seed}/{attempt}").random()  # seeded: no global RNG
+        return base * (1.0 + JITTER * jitter)
 
     async def _create(self, request: GenerationRequest, messages: list[dict[str, Any]]) -> Any:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": self.max_new_tokens,
@@ -156,36 +210,77 @@ class OpenAIBackend:
             kwargs["extra_body"] = self.extra_body
         return await self._client.chat.completions.create(**kwargs)
 
-    def _classify(self, e: Exception) -> tuple[bool, str]:
-        """(retry?, description) of a failed call."""
+    def _classify(self, e: Exception) -> tuple[str, str]:
+        """(``"retry"`` | ``"fail"`` | ``"no_text"``, description) of a failed call."""
         o = self._openai
         if isinstance(e, asyncio.TimeoutError | o.APITimeoutError):
-            return True, f"timeout after {self.timeout:g}s"
+            return "retry", f"timeout after {self.timeout:g}s"
         if isinstance(e, o.APIConnectionError):
-            return True, f"connection error: {e}"
+            return "retry", f"connection error: {e}"
         if isinstance(e, o.APIStatusError):
             status = e.status_code
             detail = f"HTTP {status}: {str(e)[:200]}"
-            return status >= 500 or status in RETRY_STATUS, detail
+            if status == 400 and any(p in str(e).lower() for p in CONTEXT_PHRASES):
+                return "no_text", f"prompt over the model's context length ({detail})"
+            return ("retry" if status >= 500 or status in RETRY_STATUS else "fail"), detail
         if isinstance(e, MalformedReply | o.APIResponseValidationError | json.JSONDecodeError | UnicodeDecodeError):
-            return True, f"malformed reply: {str(e)[:200]}"
+            return "retry", f"malformed reply: {str(e)[:200]}"
         raise e  # a bug, not a server fault
 
 
+def _retry_after(e: Exception) -> float:
+    """The seconds a 429/503 asks to wait (``Retry-After``: seconds or an HTTP date); 0 when absent or unreadable."""
+    response = getattr(e, "response", None)
+    if getattr(e, "status_code", None) not in (429, 503) or response is None:
+        return 0.0
+    value = str(response.headers.get("retry-after", "")).strip()[:64]
+    if not value:
+        return 0.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return 0.0
+        if when is None:
+            return 0.0
+        seconds = when.timestamp() - time.time()
+    return seconds if 0.0 < seconds < float("inf") else 0.0
+
+
 def completion_text(reply: Any) -> str:
-    """The first choice's text; :class:`MalformedReply` when the reply is not a chat completion."""
+    """The first choice's text ("" when it holds none); :class:`MalformedReply` when not a chat completion."""
+    return read_completion(reply)[0]
+
+
+def read_completion(reply: Any) -> tuple[str, str, str]:
+    """(text, why there is no text or "", server-side reasoning) of the first choice.
+
+    :class:`MalformedReply` (retried) when the reply is not a chat completion at all.
+    """
     if isinstance(reply, str | bytes):
         raise MalformedReply(f"server replied with non-JSON text: {reply[:80]!r}")
     choices = getattr(reply, "choices", None)
     if not isinstance(choices, list) or not choices:
         raise MalformedReply("reply has no choices")
     message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
-    if isinstance(message, dict):
-        content = message.get("content")
-    if not isinstance(content, str):
-        raise MalformedReply(f"choice 0 has no text content (got {type(content).__name__})")
-    return content
+    if message is None:
+        raise MalformedReply("choice 0 has no message")
+    get = message.get if isinstance(message, dict) else lambda k: getattr(message, k, None)
+    content, reasoning = get("content"), get("reasoning_content") or get("reasoning")
+    reasoning = reasoning if isinstance(reasoning, str) else ""
+    if isinstance(content, str):
+        return content, "", reasoning
+    if isinstance(content, list):
+        texts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content]
+        texts = [t for t in texts if isinstance(t, str)]
+        if texts:
+            return "".join(texts), "", reasoning
+        return "", f"content is a list of {len(content)} part(s) with no text", reasoning
+    extras = [k for k in ("reasoning_content", "tool_calls") if get(k)]
+    why = f"content is {'null' if content is None else type(content).__name__}"
+    return "", why + (f" (with {' and '.join(extras)})" if extras else ""), reasoning
 
 
 def _completion_tokens(reply: Any) -> int:

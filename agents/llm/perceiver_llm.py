@@ -57,6 +57,12 @@ class LLMPerceiver:
         self.seed = int(seed)
         self.name = name or f"llm-perceiver[{backend.name}]"
 
+    def close(self) -> None:
+        """Release the backend (threads, connections) where it offers ``close``."""
+        close = getattr(self.backend, "close", None)
+        if callable(close):
+            close()
+
     def messages(self, audio: np.ndarray, sr: int, context: str) -> list[dict[str, Any]]:
         from agents.prompts import build_infer_messages
 

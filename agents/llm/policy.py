@@ -3,9 +3,11 @@
 For each pending decision the policy builds the P6a-family messages from the
 observation (:mod:`agents.prompts`), asks the backend for all of them in one
 call, splits CESAR-style reasoning from the answer, and returns the answer
-as the action. The env's parser reads the action; a reply it cannot parse is
-an invalid action (counted), while a call that failed for good returns
-``error`` and the engine marks the episode failed.
+as the action. The env's parser reads the action; a reply it cannot parse,
+or one with no text at all (``Generation.no_text``), is an invalid action
+(counted and scored), while a call that failed for good returns ``error``
+and the engine marks the episode failed. A policy is a context manager;
+``close()`` releases its backend.
 """
 
 from __future__ import annotations
@@ -59,12 +61,26 @@ class ModelPolicy:
         for messages, gen in zip(prompts, generations, strict=True):
             record = jsonable_messages(messages)
             reasoning, answer = split_reasoning(gen.text) if not gen.error else ("", "")
+            if gen.reasoning and not reasoning:
+                reasoning = gen.reasoning  # the server's reasoning channel: recorded, never acted on
             out.append(PolicyOutput(
                 action=answer, raw=gen.text, reasoning=reasoning,
                 prompt=record if self.record_prompts else None, prompt_hash=prompt_hash(record),
-                error=gen.error, n_tokens=gen.n_tokens,
+                error=gen.error, n_tokens=gen.n_tokens, extra={"no_text": gen.no_text} if gen.no_text else {},
             ))
         return out
+
+    def close(self) -> None:
+        """Release the backend (its threads, connections, model memory where it offers ``close``)."""
+        close = getattr(self.backend, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> ModelPolicy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def jsonable_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -92,4 +108,4 @@ def _jsonable_part(part: dict[str, Any]) -> dict[str, Any]:
 def prompt_hash(record: Sequence[dict[str, Any]]) -> str:
     """SHA-256 (first 16 hex digits) of the canonical JSON of a recorded prompt."""
     blob = json.dumps(list(record), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return hashlib.sha256(blob.encode("utf-8", "backslashreplace")).hexdigest()[:16]

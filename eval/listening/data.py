@@ -7,7 +7,9 @@
                 "utterance": "Okay, sounds good.", "intended": "concern"}, ...]}
 
 Answers are appended, one whole line per write, to ``DIR/answers-NAME.csv``
-(annotator, clip_id, label, elapsed_ms, timestamp). A restarted session skips the
+(annotator, clip_id, label, elapsed_ms, timestamp); a cell that a spreadsheet would
+run as a formula (starting with = + - @) is written with a leading apostrophe
+and read back without it. A restarted session skips the
 clips already answered; if a clip is answered twice, the last answer wins.
 """
 
@@ -186,10 +188,25 @@ def annotator_order(clip_ids: Sequence[str], annotator: str) -> list[str]:
     return order
 
 
+# A cell starting with one of these is a formula to a spreadsheet (CSV injection): it is written with a
+# leading apostrophe, which spreadsheets show as text, and read back without it (a cell that itself starts
+# with an apostrophe gets one more, so the escape round-trips exactly).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def escape_cell(value: str) -> str:
+    return "'" + value if value.startswith(FORMULA_START) else value
+
+
+def unescape_cell(value: str) -> str:
+    return value[1:] if value.startswith("'") else value
+
+
 def format_answer_line(answer: Answer) -> bytes:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerow(
-        [answer.annotator, answer.clip_id, answer.label, answer.elapsed_ms, answer.timestamp]
+        [escape_cell(answer.annotator), escape_cell(answer.clip_id), escape_cell(answer.label), answer.elapsed_ms,
+         escape_cell(answer.timestamp)]
     )
     return buf.getvalue().encode("utf-8")
 
@@ -229,7 +246,7 @@ def read_answers(path: str | os.PathLike[str], warn: Any = None) -> list[Answer]
         try:
             if len(row) != len(CSV_COLUMNS):
                 raise ValueError(f"expected {len(CSV_COLUMNS)} columns, got {len(row)}")
-            annotator, clip_id, label, elapsed, stamp = row
+            annotator, clip_id, label, elapsed, stamp = map(unescape_cell, row)
             out.append(Answer(annotator, clip_id, label, int(elapsed), stamp))
         except ValueError as e:
             if warn:

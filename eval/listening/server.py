@@ -119,10 +119,14 @@ class BadRequest(Exception):
         self.field = field
 
 
+CONNECTION_TIMEOUT_S = 15.0  # a client silent this long (slowloris, a stalled upload) is dropped
+
+
 class ListenHandler(BaseHTTPRequestHandler):
     server: ListenServer
     server_version = "hear2act-listen"
     protocol_version = "HTTP/1.1"
+    timeout = CONNECTION_TIMEOUT_S  # per connection: socket.settimeout on every read and write
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
@@ -227,7 +231,11 @@ class ListenHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._error(HTTPStatus.BAD_REQUEST, f"body needs a Content-Length of at most {MAX_BODY} bytes")
             return
-        raw = self.rfile.read(length)
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:  # the body stalled past the connection timeout: drop the connection
+            self.close_connection = True
+            return
         try:
             clip_id, label, elapsed = self._parse_answer(raw)
         except BadRequest as e:
@@ -242,8 +250,10 @@ class ListenHandler(BaseHTTPRequestHandler):
     def _parse_answer(self, raw: bytes) -> tuple[str, str, int]:
         try:
             body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise BadRequest(None, "body must be JSON") from None
+        except RecursionError:
+            raise BadRequest(None, "body is nested too deeply") from None
+        except ValueError as e:  # not UTF-8, not JSON, an integer over Python's digit limit
+            raise BadRequest(None, f"body must be JSON ({type(e).__name__})") from None
         if not isinstance(body, dict):
             raise BadRequest(None, "body must be a JSON object")
         srv = self.server
@@ -257,10 +267,20 @@ class ListenHandler(BaseHTTPRequestHandler):
             raise BadRequest("annotator", f"this server collects answers for {srv.annotator!r}, "
                                           f"got {body.get('annotator')!r}")
         elapsed = body.get("elapsed_ms")
-        if (isinstance(elapsed, bool) or not isinstance(elapsed, int | float) or not math.isfinite(elapsed)
-                or not 0 <= elapsed <= MAX_ELAPSED_MS):
-            raise BadRequest("elapsed_ms", f"elapsed_ms must be a number of ms >= 0, got {elapsed!r}")
+        # Compared before any float conversion: a 4,000-digit integer is out of range, not an OverflowError.
+        if (isinstance(elapsed, bool) or not isinstance(elapsed, int | float) or not 0 <= elapsed <= MAX_ELAPSED_MS
+                or not math.isfinite(elapsed)):
+            raise BadRequest("elapsed_ms", f"elapsed_ms must be a number of ms in 0..{MAX_ELAPSED_MS}, "
+                                           f"got {_short(elapsed)}")
         return clip_id, label, round(elapsed)
+
+
+def _short(value: Any) -> str:
+    """A bounded rendering of a client's value (a 5,000-digit number is not echoed back)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"an integer of {len(str(abs(value))):,} digits"
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def _parse_range(header: str | None, size: int) -> tuple[int, int] | None:

@@ -28,7 +28,7 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, *, n_sc
     for t in (tables.text_table(rows), tables.behaviour_table(rows), tables.ladder_table(tables.ladder_rungs(rows))):
         if t is not None:
             tabs.append(t)
-    ci = tables.ci_table(tables.contrasts(rows, n_resamples=n_resamples))
+    ci = tables.ci_table(tables.contrasts(rows, n_resamples=n_resamples), rows)
     if ci is not None:
         tabs.append(ci)
     tabs.append(tables.overview_table(rows))
@@ -56,9 +56,9 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, *, n_sc
     md += ["", f"The trajectory viewer ({counts['viewer_scenarios']} scenarios, {counts['viewer_rollouts']} rollouts, "
                f"{counts['clips']} audio clips) is in report.html.", *[f"- note: {n}" for n in payload["notes"]]]
     md_path = out / "report.md"
-    md_path.write_text("\n".join(md) + "\n", encoding="utf-8")
+    md_path.write_text("\n".join(md) + "\n", encoding="utf-8", errors="backslashreplace")
     html_path = out / "report.html"
-    html_path.write_text(render.page(title, intro, tabs, figs, payload), encoding="utf-8")
+    html_path.write_text(render.page(title, intro, tabs, figs, payload), encoding="utf-8", errors="backslashreplace")
     return {"markdown": str(md_path), "html": str(html_path),
             "figures": [str(fig_dir / f"{k}.png") for k, _, _ in figs], "tables": [t.key for t in tabs],
             "rollouts": len(rows), "failed": failed, **counts}

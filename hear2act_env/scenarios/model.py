@@ -121,6 +121,7 @@ class Attribute:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | Fields) -> Attribute:
         f = d if isinstance(d, Fields) else Fields(d, "<attribute>")
+        f.only(("name", "label", "kind", "keywords", "values", "better", "prefix", "suffix", "decimals", "worse"))
         return cls(
             name=f.text("name"),
             label=f.text("label"),
@@ -179,6 +180,7 @@ class Requirement:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | Fields) -> Requirement:
         f = d if isinstance(d, Fields) else Fields(d, "<requirement>")
+        f.only(("attribute", "op", "value", "in", "statement"))
         if f.has("in"):
             if f.has("op") or f.has("value"):
                 raise f.fail("in", "a requirement is numeric (op, value) or categorical (in), not both")
@@ -215,6 +217,7 @@ class Need:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | Fields) -> Need:
         f = d if isinstance(d, Fields) else Fields(d, "<need>")
+        f.only(("level", "attribute", "accept", "statement", "keywords", "hint"))
         return cls(
             level=f.integer("level", 1, 3),
             attribute=f.text("attribute"),
@@ -245,6 +248,7 @@ class Persona:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | Fields) -> Persona:
         f = d if isinstance(d, Fields) else Fields(d, "<persona>")
+        f.only(("situation", "urgency", "budget", "expertise"))
         return cls(f.text("situation"), f.text("urgency"), f.text("budget"), f.text("expertise"))
 
 
@@ -285,6 +289,7 @@ class Option:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | Fields) -> Option:
         f = d if isinstance(d, Fields) else Fields(d, "<option>")
+        f.only(("number", "name", "values", "description"))
         return cls(f.integer("number"), f.text("name"), FrozenMap(f.values("values")), f.text("description"))
 
 
@@ -444,10 +449,13 @@ class Scenario:
     def from_dict(cls, d: Mapping[str, Any]) -> Scenario:
         """Build from a dict; a missing or mistyped field raises :class:`ScenarioError`
         naming the scenario and the field's path (``needs[0].level``). No coercion:
-        a string is not a list, a float is not a level, ``"1"`` is not a number."""
+        a string is not a list, a float is not a level, ``"1"`` is not a number, and an unknown field
+        is an error listing the known ones."""
         sid = d.get("id") if isinstance(d, Mapping) else None
         sid = sid if isinstance(sid, str) and sid else "<no id>"
         f = Fields(d, sid)
+        f.only(("id", "domain", "family", "persona", "request", "requirements", "priority", "attributes", "needs",
+                "options"))
         return cls(
             id=f.text("id"),
             domain=f.text("domain"),

@@ -8,14 +8,13 @@ its line number without stopping at the first.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .content import DOMAIN_FAMILY, slugify
 from .errors import ScenarioError
-from .fields import is_number, reject_constant
+from .fields import is_number, parse_json
 from .model import KINDS, LEVELS, OPS, Scenario
 from .quality import artefacts, bound_words, compares_options, is_bare_answer, phrases_in
 from .shortcuts import MIN_BANK
@@ -328,14 +327,14 @@ def read_jsonl(path: str | Path) -> tuple[list[Scenario], list[ScenarioError]]:
     scenarios, errors = [], []
     seen: dict[str, int] = {}
     lines = 0
-    with open(path, encoding="utf-8") as fh:
+    with open(path, "rb") as fh:  # bytes: fields.parse_json caps sizes and names a non-UTF-8 line
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             lines += 1
             try:
-                raw = json.loads(line, parse_constant=reject_constant)
-            except ValueError as exc:  # JSONDecodeError, or NaN/Infinity
+                raw = parse_json(line)
+            except ValueError as exc:  # JSONDecodeError, NaN/Infinity, too long/deep, not UTF-8
                 errors.append(ScenarioError(f"{Path(path).name}", "<json>", str(exc), line=lineno))
                 continue
             try:

@@ -39,21 +39,30 @@ HEADER = struct.Struct("<4sIQI32s")  # magic, sample rate, n samples, metadata b
 OBS_RATE = 16_000
 
 
-def default_cache_dir() -> Path:
-    """``$HEAR2ACT_CACHE`` or ``~/.cache/hear2act/audio``."""
+def cache_root() -> Path:
+    """The one meaning of ``$HEAR2ACT_CACHE``: the root of every hear2act cache (default ``~/.cache/hear2act``).
+
+    Under it: ``audio/`` (rendered speech, this module) and ``models/`` (the semantic matcher's extracted
+    checkpoint, :mod:`hear2act_env.dialogue.semantic`).
+    """
     env = os.environ.get("HEAR2ACT_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "hear2act" / "audio"
+    return Path(env) if env else Path.home() / ".cache" / "hear2act"
+
+
+def default_cache_dir() -> Path:
+    """The audio cache: ``$HEAR2ACT_CACHE/audio`` (default ``~/.cache/hear2act/audio``)."""
+    return cache_root() / "audio"
 
 
 def cache_key(renderer: str, version: str, voice: str | None, text: str, label: str, seed: int) -> str:
     blob = json.dumps([renderer, version, voice or "", text, label, int(seed)], ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", "backslashreplace")).hexdigest()
 
 
 def encode(wave: np.ndarray, rate: int = OBS_RATE, meta: dict[str, Any] | None = None) -> bytes:
     """One cache file: header, metadata (``meta`` as JSON; the entry's key and renderer) and payload."""
     payload = np.ascontiguousarray(wave, dtype="<f4").tobytes()
-    info = json.dumps(meta or {}, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    info = json.dumps(meta or {}, ensure_ascii=False, sort_keys=True).encode("utf-8", "backslashreplace")
     digest = hashlib.sha256(info + payload).digest()
     return HEADER.pack(MAGIC, rate, len(payload) // 4, len(info), digest) + info + payload
 
