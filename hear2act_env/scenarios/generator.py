@@ -33,6 +33,7 @@ PATTERNS = tuple(f"{i:03b}" for i in range(8))  # "000" .. "111", L1 first
 # The opening misses at least one need: usually L2 or L3, sometimes L1 as well, and
 # sometimes only L1 (the paper's example E1 opens on such an option).
 OPENING_PATTERNS = ("110", "101", "100", "011", "010", "001", "000")
+TRAP_MEETS = 0.25  # chance that a request violator meets a given need
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 # The premium model: what an option offers raises its numeric visible values (price up,
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
@@ -182,9 +183,13 @@ class _Builder:
         opening = str(rng.choice(OPENING_PATTERNS, p=OPENING_WEIGHTS))
         others = [pat for pat in PATTERNS if pat not in ("111", opening)]
         rng.shuffle(others)
-        trap = str(rng.choice(PATTERNS))
+        # The two request violators take random patterns, each need met with probability
+        # 1/4: the nine request-meeting rows meet each need 5 times and miss it 4 times, so
+        # the violators' expected 0.5 met / 1.5 missed leaves the accepted values no
+        # commoner than the missing one in a need's column (counting values finds no gold).
+        traps = ["".join("1" if rng.random() < TRAP_MEETS else "0" for _ in range(3)) for _ in range(2)]
         # Rows: 0 opening, 1 gold, 2 safe, 3..8 the other six patterns, 9..10 the request violators.
-        patterns = [opening, "111", "111", *others, "111", trap]
+        patterns = [opening, "111", "111", *others, *traps]
 
         ladder = {n.attribute: n for n in p.needs}
         # Categorical attributes the request names (kind "visible"): never needs, never distractors.
@@ -198,6 +203,11 @@ class _Builder:
         # Which violator (row 9 or 10) breaks which requirement: one each, in order.
         breaks = {j: (j - 9) % len(p.requirements) for j in (9, 10)}
 
+        # Every option that misses a need shows the same missing value: the need's accepted
+        # values are then not the commonest of their column by construction (5-6 of 11
+        # options meet each need), so counting values does not point at the all-needs rows.
+        misses = {n.attribute: str(rng.choice([v for v in self.domain.attribute(n.attribute).values
+                                                if v not in n.accept])) for n in p.needs}
         categorical: list[dict[str, str | float | int]] = []
         for row, pattern in enumerate(patterns):
             values: dict[str, str | float | int] = {}
@@ -210,10 +220,10 @@ class _Builder:
                     values[attr.name] = str(rng.choice(choices))
                 elif need is None:
                     values[attr.name] = str(rng.choice(attr.values))
+                elif pattern[need.level - 1] == "1":
+                    values[attr.name] = str(rng.choice([v for v in attr.values if v in need.accept]))
                 else:
-                    ok = pattern[need.level - 1] == "1"
-                    choices = [v for v in attr.values if (v in need.accept) == ok]
-                    values[attr.name] = str(rng.choice(choices))
+                    values[attr.name] = misses[attr.name]
             categorical.append(values)
         quality = [self.quality(v, kinds) for v in categorical[:9]]
 

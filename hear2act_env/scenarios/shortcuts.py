@@ -9,6 +9,8 @@ functions over :class:`~hear2act_env.scenarios.model.Scenario` objects:
   those that meet the request, less the opening (8 in a valid scenario);
 * :func:`value_order` — those candidates best value first, by the sum of their
   ranks on every numeric visible attribute (each in its better direction);
+* :func:`commonest_order` — those candidates by how common their categorical values
+  are across the options (the counting shortcut);
 * :func:`gold_positions` — where the gold lands in that order (and on each
   single attribute), scenario by scenario;
 * :func:`position_rates` — the share of scenarios with the gold at each place.
@@ -69,15 +71,28 @@ def value_order(s: Scenario) -> list[int]:
     return [opts[i].number for i in sorted(range(len(opts)), key=lambda i: (total[i], opts[i].number))]
 
 
+def commonest_order(s: Scenario) -> list[int]:
+    """Candidates whose categorical values are the commonest across all 11 options first.
+
+    The options-only counting shortcut: an option that shows the value most options
+    share in every column (ties by number).
+    """
+    cats = [a.name for a in s.attributes if not a.numeric]
+    counts = {a: Counter(str(o.values[a]) for o in s.options) for a in cats}
+    opts = candidates(s)
+    score = {o.number: sum(counts[a][str(o.values[a])] for a in cats) for o in opts}
+    return sorted(score, key=lambda n: (-score[n], n))
+
+
 def gold_positions(s: Scenario) -> dict[str, int]:
     """The gold's 0-based place among the candidates under each ordering.
 
-    Keys: ``value`` (summed ranks), ``<attr>:best`` and ``<attr>:worst`` for every
+    Keys: ``value`` (summed ranks), ``commonest`` (:func:`commonest_order`), ``<attr>:best`` and ``<attr>:worst`` for every
     numeric visible attribute (best or worst first, ties by option number).
     """
     opts = candidates(s)
     numbers = [o.number for o in opts]
-    out = {"value": value_order(s).index(s.gold)}
+    out = {"value": value_order(s).index(s.gold), "commonest": commonest_order(s).index(s.gold)}
     for name, ranks in attribute_ranks(s, opts).items():
         best = sorted(range(len(opts)), key=lambda i: (ranks[i], numbers[i]))
         worst = sorted(range(len(opts)), key=lambda i: (-ranks[i], numbers[i]))
@@ -94,7 +109,7 @@ def position_rates(scenarios: Iterable[Scenario]) -> dict[str, dict[int, float]]
     counts: dict[str, Counter[int]] = {}
     for s in scenarios:
         for key, place in gold_positions(s).items():
-            kind = key if key == "value" else key.split(":", 1)[1]  # pool attributes by direction
+            kind = key.split(":", 1)[1] if ":" in key else key  # pool attributes by direction
             counts.setdefault(kind, Counter())[place] += 1
     return {k: {p: n / sum(c.values()) for p, n in sorted(c.items())} for k, c in counts.items()}
 
