@@ -31,6 +31,8 @@ def perceiver_accuracy(renderer: str, n: int) -> tuple[float, float, float]:
 
     r = make_renderer(renderer)
     p = FeaturePerceiver()
+    # The shipped baseline for the voice it was trained on; any other voice is enrolled on its neutral speech.
+    p.adapt(r) if hasattr(p, "adapt") else p.enroll(r)
     res, unr = [], []
     for pair in pairs(n):
         for label, out in ((pair.resolved, res), (pair.unresolved, unr)):

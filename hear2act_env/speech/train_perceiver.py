@@ -71,8 +71,7 @@ def held_out_accuracy(weights: Path, renderer_name: str = "hibari", n: int = 100
     """(overall, resolved, unresolved) status accuracy on ``n`` held-out same-words pairs (2n clips)."""
     renderer = make_renderer(renderer_name)
     perceiver = FeaturePerceiver(weights)
-    if renderer_name != "hibari":
-        perceiver.enroll(renderer)
+    perceiver.adapt(renderer)
     hits = {"resolved": [], "unresolved": []}
     for p in pairs(n):
         for label, status in ((p.resolved, "resolved"), (p.unresolved, "unresolved")):
