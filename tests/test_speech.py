@@ -253,7 +253,8 @@ def test_perceiver_weighs_the_delivery_only():
     assert set(DELIVERY_ONLY) <= set(FEATURES) and not {"negation", "contrast", "n_words"} & set(FEATURES)
     for model in (p.weights.status, p.weights.state):
         assert np.all(model.W[:, ~MASK] == 0) and np.all(np.abs(model.W[:, MASK]).sum(axis=0) > 0)
-    assert not MASK[[FEATURES.index(n) for n in ("lead_pause", "pause_total", "rms_rel")]].any()
+    unweighted = ("lead_pause", "pause_total", "rms_rel", "tilt", "speech_rate", "f0_range", "f0_slope")
+    assert not MASK[[FEATURES.index(n) for n in unweighted]].any()
 
 
 def test_perceiver_ignores_the_words(hibari):

@@ -7,9 +7,9 @@ evidence-grounded emotion reasoning. The env's ``T+S_hat`` channel shows only
 the sentence; raw audio never reaches the decision stage.
 
 :class:`FeaturePerceiver` is the CPU implementation: a multinomial logistic
-regression over the vocal delivery only (card P6c): pitch range, slope,
-final movement and level relative to the voice, speech rate, spectral tilt
-and the energy contour. The words are not read (no lexical cues), and the
+regression over the vocal delivery only (card P6c): final pitch
+movement, the energy contour, and pitch level, range and slope, speech rate
+and spectral tilt relative to the voice's neutral baseline. The words are not read (no lexical cues), and the
 pauses and overall level, though measured (``FEATURES`` is also the layout
 of the ``A+T`` acoustic observation), get weight 0: the renderers draw them
 the same for every delivery. Trained by ``python -m
@@ -38,9 +38,13 @@ ACOUSTIC = ("f0_range", "f0_slope", "f0_final", "speech_rate", "lead_pause", "pa
 # neutral baseline, measured by enrollment on unlabeled neutral speech of that voice.
 RELATIVE = ("f0_rel", "rms_rel")
 CONTOUR = ("energy_fade",)
-FEATURES = (*ACOUSTIC, *RELATIVE, *CONTOUR)
-# The columns the models weigh: prosody only. Pauses and level are the same for every delivery.
-DELIVERY_ONLY = ("f0_range", "f0_slope", "f0_final", "speech_rate", "tilt", "f0_rel", "energy_fade")
+# Tilt, speech rate, pitch range and declination relative to the voice's own neutral (voices differ in all four).
+VOICE_RELATIVE = ("tilt_rel", "rate_rel", "f0_range_rel", "f0_slope_rel")
+FEATURES = (*ACOUSTIC, *RELATIVE, *CONTOUR, *VOICE_RELATIVE)
+# The columns the models weigh: prosody only, speaker-relative. Pauses and level are the same for every
+# delivery; raw tilt, rate, range and slope are the voice's as much as the delivery's (their relative
+# forms are weighed).
+DELIVERY_ONLY = ("f0_final", "f0_rel", "energy_fade", "tilt_rel", "rate_rel", "f0_range_rel", "f0_slope_rel")
 MASK = np.array([n in DELIVERY_ONLY for n in FEATURES])
 DESCRIPTORS = {
     "resolved": "bright and settled",
@@ -70,26 +74,42 @@ class Perceiver(Protocol):
 
 @dataclass(frozen=True)
 class Baseline:
-    """A voice's neutral level: median F0 (Hz) and intensity (dB) of neutral renders."""
+    """A voice's neutral level: median F0 (Hz), intensity (dB), tilt (dB) and rate (syll/s) of neutral renders."""
 
     f0: float
     rms: float
+    tilt: float = 0.0
+    rate: float = 4.5
+    f0_range: float = 6.0
+    f0_slope: float = 0.0
 
     def relative(self, features: AcousticFeatures) -> tuple[float, float]:
         """(mean F0 in semitones, intensity in dB) relative to this baseline; F0 0 when unvoiced."""
         f0_rel = 12 * np.log2(features.f0_mean / self.f0) if features.f0_mean > 0 else 0.0
         return float(f0_rel), features.rms - self.rms
 
+    def voice_relative(self, features: AcousticFeatures) -> tuple[float, float, float, float]:
+        """Tilt (dB), speech rate (log2 ratio), pitch range (st) and slope (st/s) relative to this voice's neutral."""
+        rate_rel = np.log2(features.speech_rate / self.rate) if features.speech_rate > 0 and self.rate > 0 else 0.0
+        return (features.tilt - self.tilt, float(rate_rel), features.f0_range - self.f0_range,
+                features.f0_slope - self.f0_slope)
+
     @classmethod
     def measure(cls, features: list[AcousticFeatures]) -> Baseline:
         voiced = [f.f0_mean for f in features if f.f0_mean > 0]
-        return cls(float(np.median(voiced)), float(np.median([f.rms for f in features])))
+        return cls(float(np.median(voiced)), float(np.median([f.rms for f in features])),
+                   float(np.median([f.tilt for f in features])), float(np.median([f.speech_rate for f in features])),
+                   float(np.median([f.f0_range for f in features])), float(np.median([f.f0_slope for f in features])))
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: round(float(getattr(self, k)), 4) for k in ("f0", "rms", "tilt", "rate", "f0_range", "f0_slope")}
 
 
 def design_row(features: AcousticFeatures, baseline: Baseline) -> np.ndarray:
     """One clip's ``FEATURES`` (acoustic only: the words never enter)."""
     relative = np.array(baseline.relative(features))
-    return np.concatenate([features.vector(ACOUSTIC), relative, features.vector(CONTOUR)])
+    voice = np.array(baseline.voice_relative(features))
+    return np.concatenate([features.vector(ACOUSTIC), relative, features.vector(CONTOUR), voice])
 
 
 @dataclass(frozen=True)
@@ -190,7 +210,7 @@ class FeaturePerceiver:
         trained = self.weights.meta.get("baseline")
         if baseline is None and trained is None:
             raise ValueError(f"{path.name}: no enrolled baseline; pass one or call enroll()")
-        self.baseline = baseline or Baseline(float(trained["f0"]), float(trained["rms"]))
+        self.baseline = baseline or Baseline(**{k: float(v) for k, v in trained.items() if k != "texts"})
 
     def enroll(self, renderer, voice: str | None = None) -> Baseline:
         """Measure a voice's neutral baseline from unlabeled neutral speech (no state labels)."""

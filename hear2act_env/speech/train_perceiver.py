@@ -61,8 +61,7 @@ def training_set(renderer_name: str = "hibari", per_text: int = 12) -> tuple[np.
     meta = {
         "renderer": renderer.name, "renderer_version": renderer.version, "clips": len(rows),
         "seeds": [TRAIN_SEED_BASE, seed - 1], "texts": len(TRAIN_ASSENT) + len(TRAIN_REJECT),
-        "baseline": {"f0": round(baseline.f0, 4), "rms": round(baseline.rms, 4),
-                     "texts": len(ENROLL_TEXTS)},
+        "baseline": {**baseline.to_dict(), "texts": len(ENROLL_TEXTS)},
     }
     return np.array(rows), np.array(labels), meta
 
