@@ -108,7 +108,7 @@ def finish(sentences: list[np.ndarray], sample_rate: int, seed: int, tempo: floa
         if i:
             parts.append(gap)
         parts.append(trim(np.asarray(s, dtype=np.float64), sample_rate))
-    body = np.concatenate(parts[1:])
+    body = np.concatenate(parts[1:]) if len(parts) > 1 else np.zeros(0)  # no sentences: room noise only
     body *= 10 ** (fade * (np.linspace(-0.5, 0.5, len(body)) if len(body) else 0.0) / 20)
     speech = np.concatenate([parts[0], body, np.zeros(int(p.trail * sample_rate))])
     db = _frame_db(speech, sample_rate // 100)
