@@ -7,8 +7,9 @@
 2. A cached audio observation: ms per read from the disk cache and from
    memory (target <= 1 ms).
 3. Perceiver accuracy on resolved vs unresolved for turns with the same
-   words (assent pool), balanced: hibari (training renderer, target >= 0.92)
-   and piper (other renderer, target >= 0.85).
+   words (assent pool), balanced: hibari (training renderer) and piper
+   (other renderer). Target: the paper's human listeners' range, 0.85-0.95
+   (above it would point to a shortcut; benchmarks/audio_probe.py checks for those).
 4. The state-aware rule agent under Prosody-mediated responses with access
    T, T+S and T+S_hat over all 480 scenarios: share of the T+S success gain
    over T that T+S_hat recovers (target >= 90 %). T+affect for reference.
@@ -81,10 +82,10 @@ def main() -> None:
     n = 40 if args.quick else 200
     turns = collect_turns()
     # piper renders at ~0.2x realtime, so it gets half the clips.
-    for name, target, k in (("hibari", 0.92, n), ("piper", 0.85, n // 2)):
+    for name, k in (("hibari", n), ("piper", n // 2)):
         r = evaluate(balanced_sample(turns, k, seed=0, same_words=True), name)
         print(f"3. perceiver, same words, {name}: {r['overall']:.3f} on {r['n']} balanced clips "
-              f"(resolved {r['resolved']:.2f}, unresolved {r['unresolved']:.2f}; target >= {target})", flush=True)
+              f"(resolved {r['resolved']:.2f}, unresolved {r['unresolved']:.2f}; target 0.85-0.95)", flush=True)
 
     from eval.metrics import summarize
     from eval.rollout import run_condition

@@ -17,10 +17,10 @@ from hear2act_env.dialogue.engine import DELIVERY, LABELS, collapsed
 from hear2act_env.dialogue.realizer import ASSENT
 from hear2act_env.speech.affect import AFFECT_LABELS, RuleAffect
 from hear2act_env.speech.cache import AudioCache, decode, encode
-from hear2act_env.speech.delivery import TABLE, draw_targets, mean_targets
+from hear2act_env.speech.delivery import CUES, TABLE, draw_targets, mean_targets
 from hear2act_env.speech.enrollment import ENROLL_TEXTS
 from hear2act_env.speech.features import Evidence, extract
-from hear2act_env.speech.perceiver import WEIGHTS, FeaturePerceiver, fit_logistic
+from hear2act_env.speech.perceiver import DELIVERY_ONLY, FEATURES, MASK, WEIGHTS, FeaturePerceiver, fit_logistic
 from hear2act_env.speech.renderers import make_renderer, to_16k
 from hear2act_env.speech.train_perceiver import TRAIN_ASSENT, TRAIN_REJECT
 from hear2act_env.speech.verify import ABS_FLOOR, check_claim, verify, within
@@ -57,7 +57,8 @@ def test_no_single_target_separates_resolved_from_unresolved():
     same_words = {"resolved": DELIVERY["resolved"], "unresolved": DELIVERY["reluctant"] + DELIVERY["concern"]}
     draws = {s: [draw_targets(lab, seed) for lab in labels for seed in range(200)]
              for s, labels in same_words.items()}
-    for cue in ("f0_shift", "f0_range", "final", "tempo", "energy", "tilt", "pause"):
+    assert CUES == ("f0_shift", "f0_range", "final", "tempo", "fade", "tilt")  # prosody only
+    for cue in CUES:
         res = np.array([getattr(t, cue) for t in draws["resolved"]])
         unr = np.array([getattr(t, cue) for t in draws["unresolved"]])
         lo, hi = max(res.min(), unr.min()), min(res.max(), unr.max())
@@ -98,8 +99,10 @@ def test_delivery_is_measurable_in_the_audio(hibari):
                         for s in range(4)])
 
     assert mean_of("enthusiastic", "f0_mean") > mean_of("disappointed", "f0_mean") * 1.1
-    assert mean_of("hesitant", "lead_pause") > mean_of("impatient", "lead_pause") + 0.15
     assert mean_of("enthusiastic", "f0_range") > mean_of("flat", "f0_range") + 2
+    assert mean_of("enthusiastic", "energy_fade") > mean_of("disappointed", "energy_fade") + 2
+    # Pauses are not the delivery: the same seed waits the same time whatever the label.
+    assert abs(mean_of("hesitant", "lead_pause") - mean_of("impatient", "lead_pause")) < 0.05
 
 
 def test_resampling_to_16k(hibari):
@@ -244,6 +247,46 @@ def test_shipped_weights_load_and_are_plain_json():
     FeaturePerceiver()
 
 
+def test_perceiver_weighs_the_delivery_only():
+    """Card P6c: vocal delivery only. No lexical column; pauses and level carry weight 0."""
+    p = FeaturePerceiver()
+    assert set(DELIVERY_ONLY) <= set(FEATURES) and not {"negation", "contrast", "n_words"} & set(FEATURES)
+    for model in (p.weights.status, p.weights.state):
+        assert np.all(model.W[:, ~MASK] == 0) and np.all(np.abs(model.W[:, MASK]).sum(axis=0) > 0)
+    unweighted = ("lead_pause", "pause_total", "rms_rel", "tilt", "speech_rate", "f0_range", "f0_slope")
+    assert not MASK[[FEATURES.index(n) for n in unweighted]].any()
+
+
+def test_perceiver_ignores_the_words(hibari):
+    p = FeaturePerceiver()
+    wave = render16(hibari, "Okay, sounds good.", "hesitant", 21)
+    assert p.perceive(wave, SR, "Okay, sounds good.") == p.perceive(wave, SR, "No, I can't accept that, but")
+
+
+def test_shipped_baseline_is_used_and_reproduces(hibari):
+    """The env reads with the baseline shipped in the weights; here enrollment reproduces it."""
+    from hear2act_env.speech.channel import SpeechChannel
+    from hear2act_env.speech.enrollment import neutral_baseline
+
+    meta = json.loads(WEIGHTS.read_text())["meta"]
+    shipped = (meta["baseline"]["f0"], meta["baseline"]["rms"])
+    channel = SpeechChannel("hibari")
+    assert (channel.perceiver.baseline.f0, channel.perceiver.baseline.rms) == shipped
+    if meta["renderer_version"] == hibari.version:
+        enrolled = neutral_baseline(hibari)
+        assert abs(enrolled.f0 - shipped[0]) < 1e-3 and abs(enrolled.rms - shipped[1]) < 1e-3
+
+
+def test_other_renderer_version_warns_and_keeps_the_shipped_baseline(hibari):
+    class Renamed:
+        name, version, sample_rate, voices = "hibari", "hibari-0.0.0+other", hibari.sample_rate, ("heart",)
+
+    p = FeaturePerceiver()
+    before = p.baseline
+    with pytest.warns(RuntimeWarning, match="trained on"):
+        assert p.adapt(Renamed()) == before
+
+
 def test_corrupted_weights_raise_naming_the_file(tmp_path):
     bad = tmp_path / "w.json"
     d = json.loads(WEIGHTS.read_text())
@@ -265,17 +308,21 @@ def test_fit_logistic_learns_a_separable_toy_problem():
 
 
 def test_perceiver_reads_same_words_delivery_and_cites_verifiable_evidence(hibari):
+    """Held-out same-words pairs (the probe's): words and seeds the training never saw."""
+    from hear2act_env.speech.probe import pairs
+
     p = FeaturePerceiver()
-    right = 0
-    texts = ASSENT[:6]
-    for i, text in enumerate(texts):
-        for label, status in (("satisfied", "resolved"), ("hesitant", "unresolved")):
-            wave = render16(hibari, text, label, 500 + i)
-            out = p.perceive(wave, SR, text)
+    right = total = 0
+    for pair in pairs(20):
+        for label, status in ((pair.resolved, "resolved"), (pair.unresolved, "unresolved")):
+            wave = render16(hibari, pair.text, label, pair.seed)
+            out = p.perceive(wave, SR, pair.text)
             right += out.status == status
-            assert status in out.sentence or out.status != status
+            total += 1
+            assert out.sentence.endswith(f"seems {out.status}.")
             assert verify(out.evidence, wave).pass_rate == 1.0
-    assert right >= 11  # of 12
+    # benchmarks/audio_probe.py measures it on 400 clips (docs/speech.md); chance is 0.5.
+    assert right / total >= 0.75, right / total
 
 
 def test_perception_is_deterministic(hibari):

@@ -80,7 +80,7 @@ def _perceiver(renderer: str, voice: str | None):
     from hear2act_env.speech.renderers import make_renderer
 
     inner = FeaturePerceiver()
-    inner.enroll(make_renderer(renderer), voice)
+    inner.adapt(make_renderer(renderer), voice)  # as the env does: the shipped baseline for the trained voice
     return inner
 
 

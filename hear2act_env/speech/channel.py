@@ -53,7 +53,7 @@ class SpeechChannel:
             from .perceiver import FeaturePerceiver
 
             self._perceiver = FeaturePerceiver()
-            self._perceiver.enroll(self.renderer, self.voice)
+            self._perceiver.adapt(self.renderer, self.voice)  # the shipped baseline for the trained voice
         return self._perceiver
 
     @property

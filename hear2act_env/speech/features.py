@@ -9,6 +9,7 @@ Measured with Praat (through parselmouth) on the 16 kHz observation audio:
 | ``f0_slope`` | semitones/s | least-squares slope of voiced F0 over the utterance |
 | ``f0_final`` | semitones | mean F0 of the last 0.1 s of voicing minus that of 0.35-0.25 s before its end |
 | ``rms`` | dB | mean intensity over speech (non-pause) frames |
+| ``energy_fade`` | dB | intensity change over the speech (least-squares slope x speech span) |
 | ``speech_rate`` | syllables/s | voiced intensity peaks (>= 2 dB dips between) per second of speech |
 | ``lead_pause`` | s | silence before the first speech |
 | ``pause_total`` | s | all silences of >= 0.15 s inside or before the speech |
@@ -30,9 +31,9 @@ SILENCE_DB = 25.0
 MIN_PAUSE = 0.15
 FINAL_WINDOW = (0.35, 0.1)
 STEP = 0.01
-NAMES = ("f0_mean", "f0_range", "f0_slope", "f0_final", "rms", "speech_rate", "lead_pause",
+NAMES = ("f0_mean", "f0_range", "f0_slope", "f0_final", "rms", "energy_fade", "speech_rate", "lead_pause",
          "pause_total", "tilt")
-UNITS = {"f0_mean": "Hz", "f0_range": "st", "f0_slope": "st/s", "f0_final": "st", "rms": "dB",
+UNITS = {"f0_mean": "Hz", "f0_range": "st", "f0_slope": "st/s", "f0_final": "st", "rms": "dB", "energy_fade": "dB",
          "speech_rate": "syll/s", "lead_pause": "s", "pause_total": "s", "tilt": "dB"}
 
 
@@ -55,6 +56,7 @@ class AcousticFeatures:
     f0_slope: float
     f0_final: float
     rms: float
+    energy_fade: float
     speech_rate: float
     lead_pause: float
     pause_total: float
@@ -199,6 +201,9 @@ def extract(audio: np.ndarray, sr: int = 16_000) -> AcousticFeatures:
         speech_mask &= ~((it_t >= a) & (it_t <= b))
     levels = it_db[speech_mask] if speech_mask.any() else it_db
     rms = float(levels.mean()) if len(levels) else 0.0
+    inside = speech_mask & (it_t >= speech_span[0]) & (it_t <= speech_span[1])
+    span = speech_span[1] - speech_span[0]
+    energy_fade = float(np.polyfit(it_t[inside], it_db[inside], 1)[0] * span) if inside.sum() >= 3 else 0.0
 
     def voiced_at(t: float) -> bool:
         j = int(np.searchsorted(p_t, t))
@@ -209,7 +214,7 @@ def extract(audio: np.ndarray, sr: int = 16_000) -> AcousticFeatures:
     tilt = alpha_ratio(audio[a:b] if b > a else audio, sr)
     return AcousticFeatures(
         duration=round(duration, 4), f0_mean=f0_mean, f0_range=f0_range, f0_slope=f0_slope,
-        f0_final=f0_final, rms=rms, speech_rate=float(rate), lead_pause=float(lead),
+        f0_final=f0_final, rms=rms, energy_fade=energy_fade, speech_rate=float(rate), lead_pause=float(lead),
         pause_total=float(pause_total), tilt=tilt, speech_span=_r(speech_span), final_span=_r(final_span),
         pauses=tuple(_r(p) for p in pauses),
     )

