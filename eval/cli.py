@@ -58,13 +58,13 @@ def _rollout(args: argparse.Namespace) -> int:
 
     from .rollout import run_condition
 
-    if args.agent not in AGENTS:  # a model spec: the batched engine (data parallel under accelerate launch)
+    if args.agent in AGENTS and getattr(args, "perceiver", None):
+        raise SystemExit("hear2act rollout: --perceiver needs a model agent (hf:, openai:, omni:, qwen2audio:)")
+    if args.agent not in AGENTS or args.out:  # a model spec, or trajectories to write: the batched engine
         from .model_rollout import rollout_models
 
         return rollout_models(args, _ids(args.n))
 
-    if getattr(args, "perceiver", None):
-        raise SystemExit("hear2act rollout: --perceiver needs a model agent (hf:, openai:, omni:, qwen2audio:)")
     rows = []
     ids = _ids(args.n)
     episodes = run_condition(args.env, args.agent, args.access, args.intervention, ids, args.seed)
