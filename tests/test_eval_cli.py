@@ -83,8 +83,8 @@ def test_results_json_round_trips_and_agrees_with_the_report(text_run, capsys):
     table = overview_table(_in_grid_order(sorted(rows, key=lambda r: r["rollout_id"]), out))
     assert len(table.rows) == len(results["cells"])
     for (_, values), cell in zip(table.rows, results["cells"], strict=True):
-        assert int(values[0].text) == cell["n"] and int(values[1].text) == cell["failed"]
-        for v, m in zip(values[2:], ("success", "accept", "fullfit", "full_disclosure", "premature_closure",
+        assert int(values[3].text) == cell["n"] and int(values[4].text) == cell["failed"]
+        for v, m in zip(values[5:], ("success", "accept", "fullfit", "full_disclosure", "premature_closure",
                                      "turns"), strict=True):
             ours = cell["metrics"][m]["value"]
             assert (v.ours is None and ours is None) or math.isclose(v.ours, ours, abs_tol=1e-4)
