@@ -127,7 +127,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--env", nargs="+", default=sorted(ENV_IDS), choices=sorted(ENV_IDS))
     p.add_argument("--agents", nargs="+", default=["state-rule"], choices=sorted(AGENTS))
     p.add_argument("--renderer", default="hibari", choices=sorted(RENDERERS), help="without GRID")
-    p.add_argument("--n", type=positive_int, default=None, help="without GRID: first N scenarios (default: all 480)")
+    p.add_argument("--n", type=positive_int, default=None, help="first N scenarios (default: all 480); with GRID the same as --limit")
     p.add_argument("--seed", type=seed_int, default=0, help="without GRID")
     p.add_argument("--cache", default=None,
                    help="audio cache folder (default: $HEAR2ACT_CACHE/audio, i.e. ~/.cache/hear2act/audio)")
@@ -145,7 +145,7 @@ def _main(args: argparse.Namespace) -> int:
         from .grid_edit import edit_grid, parse_agent_option
 
         grid = edit_grid(args.grid, agents=[parse_agent_option(a) for a in args.agent],
-                         keep_agents=args.keep_agents, limit=args.limit)
+                         keep_agents=args.keep_agents, limit=args.limit or args.n)
         by_renderer = grid_utterances(grid, root)
     else:
         by_renderer = {args.renderer: utterances(args.env, args.agents, args.n, args.seed)}

@@ -381,7 +381,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default: the spec). Replaces the grid's agents in every block; a label the grid has "
                         "keeps its rollout ids with the new spec")
     p.add_argument("--keep-agents", action="store_true", help="with --agent: add to the grid's agents, not replace")
-    p.add_argument("--limit", type=positive_int, default=None, metavar="N",
+    p.add_argument("--limit", "--n", dest="limit", type=positive_int, default=None, metavar="N",
                    help="cut every scenario subset to its first N scenarios")
     p.add_argument("--out", type=Path, help="run directory (required unless --dry-run)")
     p.add_argument("--shard", default="0/1", help="run shard i of n (i/n, 0-based; default 0/1), or 'auto': the "
