@@ -127,7 +127,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--env", nargs="+", default=sorted(ENV_IDS), choices=sorted(ENV_IDS))
     p.add_argument("--agents", nargs="+", default=["state-rule"], choices=sorted(AGENTS))
     p.add_argument("--renderer", default="hibari", choices=sorted(RENDERERS), help="without GRID")
-    p.add_argument("--n", type=positive_int, default=None, help="first N scenarios (default: all 480); with GRID the same as --limit")
+    p.add_argument("--n", type=positive_int, default=None,
+                   help="first N scenarios (default: all 480); with GRID the same as --limit")
     p.add_argument("--seed", type=seed_int, default=0, help="without GRID")
     p.add_argument("--cache", default=None,
                    help="audio cache folder (default: $HEAR2ACT_CACHE/audio, i.e. ~/.cache/hear2act/audio)")
