@@ -5,9 +5,10 @@ is exactly the grid that ran (it parses to the same cells, and ``hear2act eval R
 The edited text starts with comment lines naming the original grid and each edit.
 
 ``--agent`` semantics: every ``LABEL=SPEC`` (or a bare ``SPEC``, which is its own label) becomes an agent
-of the grid. Without ``keep_agents`` the given agents *replace* the agents of every block (the grid's design,
-your models); a label the grid already has keeps its label (and so its rollout ids) with the new spec. With
-``keep_agents`` they are *added* to every block next to the grid's own agents.
+of the grid. A label the grid already has keeps its blocks (and its rollout ids) with the new spec; a new
+label joins every block. Without ``keep_agents`` the grid's other agents are removed (a block left with no
+agent is left out); with it they stay. A block that then repeats an earlier block's rollouts (the paper's two
+spoken blocks, once one model plays both) is left out, the first one's design kept. Each of these is noted.
 """
 
 from __future__ import annotations
@@ -70,14 +71,23 @@ def edit_grid(grid: str | Path, *, agents: Sequence[tuple[str, str]] = (), keep_
         if len(set(labels)) != len(labels):
             raise ValueError(f"--agent: a label is given twice: {labels}")
         table = dict(data.get("agents", {}))
+        known = {a for b in data["block"] for a in b.get("agents", [])}
         for label, spec in agents:
             old = table.get(label)
             table[label] = {**old, "spec": spec} if isinstance(old, Mapping) else spec
         data["agents"] = table
+        new = [x for x in labels if x not in known]
+        blocks = []
         for block in data["block"]:
             own = list(block.get("agents", []))
-            block["agents"] = own + [x for x in labels if x not in own] if keep_agents else list(labels)
-        notes.append(("added" if keep_agents else "agents set to") + " "
+            kept = own if keep_agents else [a for a in own if a in labels]
+            block["agents"] = kept + [x for x in new if x not in kept]
+            if block["agents"]:
+                blocks.append(block)
+            else:
+                notes.append(f"block {block.get('name')!r} left out (none of its agents given)")
+        data["block"] = blocks
+        notes.insert(0, ("added" if keep_agents else "agents set to") + " "
                      + ", ".join(f"{label} = {spec}" for label, spec in agents))
     if drop_kinds:
         data["block"] = [b for b in data["block"] if b.get("kind", "other") not in drop_kinds]
@@ -95,9 +105,29 @@ def edit_grid(grid: str | Path, *, agents: Sequence[tuple[str, str]] = (), keep_
         notes.append(f"seed = {seed}")
     if "name" not in data:
         data["name"] = path.stem
+    if agents:
+        data["block"] = _without_repeats(data, notes)
     head = [f"# {path.name} ({data['name']}) edited on the command line:"] + [f"#   {n}" for n in notes]
     edited = "\n".join(head) + "\n" + dump_toml(data)
     return parse_grid(edited, path)
+
+
+def _without_repeats(data: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
+    """The blocks, less any that (now that they share agents) would repeat an earlier block's rollouts; e.g.
+    the paper's two spoken blocks, once one model plays both (the first one's design is kept)."""
+    kept: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    for block in data["block"]:
+        grid = parse_grid(dump_toml({**data, "block": [block]}))
+        ids = {r.rollout_id for r in grid.expand()}
+        clash = next((seen[i] for i in ids if i in seen), None)
+        if clash is not None:
+            notes.append(f"block {block.get('name')!r} left out: with these agents it repeats rollouts of "
+                         f"block {clash!r}")
+            continue
+        seen.update(dict.fromkeys(ids, str(block.get("name"))))
+        kept.append(block)
+    return kept
 
 
 # ---------------------------------------------------------------- a small TOML writer for grid data

@@ -77,16 +77,15 @@ def grid_utterances(grid: Any, cache: str | Path | None = None, batch_size: int 
     perceivers: dict[str, Any] = {}
     try:
         for cell0, group in _by_policy(rollouts):
-            env_kwargs = {}
-            for c in {r.cell for r in group}:
-                env_kwargs[c] = _env_kwargs(c, perceivers) | ({"audio_cache": str(cache)} if cache else {})
+            where = {"audio_cache": str(cache)} if cache else {}
             if cell0.agent_spec not in AGENTS:  # a model: only its openings are known before it plays
-                for r in progress(group, f"openings {cell0.agent}"):
-                    kw = {k: v for k, v in env_kwargs[r.cell].items() if k in ("renderer", "audio_cache")}
+                for r in progress(group, f"openings {cell0.agent}"):  # (no model or perceiver is loaded)
+                    kw = where | ({"renderer": r.cell.renderer_spec} if r.cell.renderer_spec else {})
                     env = _opening_env(r.cell.env_id, kw)
                     env.reset(seed=r.seed, options={"scenario_id": r.scenario_id})
                     needed.setdefault(r.cell.renderer_spec or "hibari", set()).add(env.unwrapped.utterance)
                 continue
+            env_kwargs = {c: _env_kwargs(c, perceivers) | where for c in {r.cell for r in group}}
             specs = [EpisodeSpec(r.cell.env_id, r.scenario_id, r.seed, r.cell.access, r.cell.intervention,
                                  env_kwargs[r.cell], key=r.rollout_id) for r in group]
             renderer_of = {r.rollout_id: r.cell.renderer_spec or "hibari" for r in group}

@@ -94,17 +94,23 @@ def test_keep_agents_adds_and_a_known_label_keeps_its_ids():
     plain = load_grid("paper-text")
     added = edit_grid("paper-text", agents=[("mine", "hf:/models/x")], keep_agents=True)
     assert len(added.expand()) == len(plain.expand()) * 6 // 5
-    replaced = edit_grid("paper-text", agents=[("GLM-5", "hf:/models/glm")])
-    old = {r.rollout_id for r in plain.expand() if r.cell.agent == "GLM-5"}
+    paper = load_grid("paper")
+    replaced = edit_grid("paper", agents=[("GLM-5", "hf:/models/glm")])  # a text model: its text blocks only
+    old = {r.rollout_id for r in paper.expand() if r.cell.agent == "GLM-5"}
     assert {r.rollout_id for r in replaced.expand()} == old
     assert {r.cell.agent_spec for r in replaced.expand()} == {"hf:/models/glm"}
+    assert "block 'spoken-omni' left out" in replaced.source
+    # a new model on the whole paper design: both spoken blocks would repeat each other; the first is kept
+    mine = edit_grid("paper", agents=[("mine", "omni:/models/mine")])
+    assert {r.cell.block for r in mine.expand()} == {"text-main", "text-label-fidelity", "spoken-omni"}
+    assert len(mine.expand()) == 3_840 + 288 + 13_440
 
 
 @pytest.mark.parametrize("argv, says", [
     (["eval", "quick", "--agent", "mine=nosuch", "--dry-run"], "unknown agent 'nosuch'"),
     (["eval", "quick", "--agent", "=hf:/x", "--dry-run"], "expected LABEL=SPEC"),
     (["eval", "quick", "--agent", "a=hf:/x", "--agent", "a=hf:/y", "--dry-run"], "given twice"),
-    (["eval", "quick", "--limit", "0", "--dry-run"], "--limit: must be a positive integer"),
+    (["eval", "quick", "--limit", "0", "--dry-run"], "--limit/--n: must be a positive integer, got 0"),
     (["eval", "quick", "--keep-agents", "--dry-run"], "--keep-agents needs"),
     (["eval", "no-such-grid", "--dry-run"], "not a shipped grid"),
     (["render", "no-such-grid"], "not a shipped grid"),

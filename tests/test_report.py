@@ -107,7 +107,7 @@ def test_report_tables_figures_and_paper_numbers(report: dict) -> None:
     assert "(layout of the paper's Table 3)" in md and "(layout of the paper's Table 5)" in md
     # the paper's published numbers beside ours: Table 5 five-model mean, Table 3 average, Figure 3 rungs
     assert "| Paper: five-model mean | (26.9) | (63.7) |" in md
-    t_row = next(line for line in md.splitlines() if line.startswith("| T |"))
+    t_row = next(line for line in md.splitlines() if line.startswith("| Transcript only (T) |"))
     assert t_row.rstrip(" |").endswith("(14.3) | (21.6) | (12.1)")
     assert "| correct (T+S) |" in md and "(68.1)" in md and "(34.8)" in md
     assert "Label fidelity, Prosody-mediated: no state (T) → always-resolved" in md
