@@ -42,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="run directory (default runs/demo, with the options in its name: runs/demo-n4-text)")
     d.add_argument("--n", type=positive_int, default=None, help="cut every scenario subset to its first N")
     d.add_argument("--seed", type=seed_int, default=0, help="run seed (default 0)")
-    d.add_argument("--text-only", action="store_true", help="leave out the spoken block (no speech extra needed)")
+    d.add_argument("--text-only", action="store_true",
+                   help="leave out the spoken block (needs no extra: without matplotlib the report skips its figures)")
     d.add_argument("--no-report", action="store_true", help="run the grid only")
     d.set_defaults(func=_demo)
 
