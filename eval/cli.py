@@ -42,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="run directory (default runs/demo, with the options in its name: runs/demo-n4-text)")
     d.add_argument("--n", type=positive_int, default=None, help="cut every scenario subset to its first N")
     d.add_argument("--seed", type=seed_int, default=0, help="run seed (default 0)")
-    d.add_argument("--text-only", action="store_true", help="leave out the spoken block (no speech extra needed)")
+    d.add_argument("--text-only", action="store_true",
+                   help="leave out the spoken block (needs no extra: without matplotlib the report skips its figures)")
     d.add_argument("--no-report", action="store_true", help="run the grid only")
     d.set_defaults(func=_demo)
 
@@ -58,13 +59,13 @@ def _rollout(args: argparse.Namespace) -> int:
 
     from .rollout import run_condition
 
-    if args.agent not in AGENTS:  # a model spec: the batched engine (data parallel under accelerate launch)
+    if args.agent in AGENTS and getattr(args, "perceiver", None):
+        raise SystemExit("hear2act rollout: --perceiver needs a model agent (hf:, openai:, omni:, qwen2audio:)")
+    if args.agent not in AGENTS or args.out:  # a model spec, or trajectories to write: the batched engine
         from .model_rollout import rollout_models
 
         return rollout_models(args, _ids(args.n))
 
-    if getattr(args, "perceiver", None):
-        raise SystemExit("hear2act rollout: --perceiver needs a model agent (hf:, openai:, omni:, qwen2audio:)")
     rows = []
     ids = _ids(args.n)
     episodes = run_condition(args.env, args.agent, args.access, args.intervention, ids, args.seed)

@@ -11,38 +11,16 @@ import sys
 import time
 from pathlib import Path
 
-from .grid import GRIDS_DIR, Grid, parse_grid
-from .metrics import format_table, summarize
+from .grid import GRIDS_DIR, Grid
+from .grid_edit import edit_grid
 
 COLUMNS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
 
 
 def demo_grid(n: int | None = None, seed: int = 0, text_only: bool = False) -> Grid:
-    path = GRIDS_DIR / "quick.toml"
-    source = path.read_text(encoding="utf-8")
-    grid = parse_grid(source, path)
-    notes = []
-    if seed != grid.seed:
-        grid.seed = seed
-        notes.append(f"seed = {seed}")
-    if n is not None:
-        grid.subsets = {k: _cut(v, n) for k, v in grid.subsets.items()}
-        notes.append(f"every scenario subset cut to its first {n}")
-    if text_only:
-        grid.cells = [c for c in grid.cells if c.kind != "spoken"]
-        notes.append("spoken block left out")
-    if notes:
-        grid.source = source + "".join(f"\n# hear2act demo: {x}" for x in notes) + "\n"
-    return grid
-
-
-def _cut(subset: list[str] | str, n: int) -> list[str] | str:
-    """A scenario subset cut to its first ``n`` scenarios."""
-    if isinstance(subset, list):
-        return subset[:n]
-    if subset == "all" or int(subset.split(":", 1)[1]) > n:
-        return f"first:{n}"
-    return subset
+    """The quick grid with the demo's options applied (recorded in the grid text, see :mod:`eval.grid_edit`)."""
+    return edit_grid(GRIDS_DIR / "quick.toml", limit=n, seed=seed if seed else None,
+                     drop_kinds=("spoken",) if text_only else ())
 
 
 def default_out(n: int | None = None, seed: int = 0, text_only: bool = False) -> Path:
@@ -54,7 +32,7 @@ def default_out(n: int | None = None, seed: int = 0, text_only: bool = False) ->
 
 def run_demo(out: Path | None, n: int | None = None, seed: int = 0, text_only: bool = False,
              report: bool = True) -> int:
-    from .runner import RunDirError, read_run, run_grid
+    from .runner import RunDirError, run_grid
 
     t0 = time.perf_counter()
     out = out if out is not None else default_out(n, seed, text_only)
@@ -74,20 +52,20 @@ def run_demo(out: Path | None, n: int | None = None, seed: int = 0, text_only: b
     except RunDirError as e:
         print(f"hear2act demo: error: {e}", file=sys.stderr)
         return 2
-    rows = read_run(out)
-    cells: dict[str, list] = {}
-    for r in rows:
-        c = r["cell"]
-        label = " | ".join(x for x in (c["agent"], c["realization"], c["condition"],
-                                       "" if c["intervention"] == "correct" else c["intervention"], c["renderer"]) if x)
-        cells.setdefault(label, []).append(r["outcome"])
-    print(format_table({k: summarize([o for o in v if o]) for k, v in cells.items()}, COLUMNS))
-    print(f"\n{len(rows)} rollouts ({result['run']} run now, {result['skipped']} already in {out}) "
-          f"in {time.perf_counter() - t0:.1f}s")
+    from .results import format_results, read_results, write_results
+
+    command = " ".join(["hear2act demo", *([f"--n {n}"] if n is not None else []),
+                        *([f"--seed {seed}"] if seed else []), *(["--text-only"] if text_only else [])])
+    results = read_results(write_results(out, command=command))
+    print(format_results(results))
+    print(f"\n{results['rollouts']} rollouts ({result['run']} run now, {result['skipped']} already in {out}) "
+          f"in {time.perf_counter() - t0:.1f}s; results: {out / 'results.json'}")
     if report:
         from .report import build_report
 
         built = build_report(out)
+        for note in built["notes"]:
+            print(f"note: {note}")
         print(f"report: {built['markdown']}\n        {built['html']}")
     print(f"total {time.perf_counter() - t0:.1f}s")
     return 0

@@ -232,12 +232,12 @@ def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> tuple[in
 
 
 def resolve_grid_path(name: str | Path) -> Path:
-    """A path, or the name of a shipped grid (``paper``, ``quick``)."""
+    """A grid file, or the name of a shipped grid (``quick``, ``paper``, ``paper-text``, ...: eval/grids/NAME.toml)."""
     p = Path(name)
-    if p.exists():
+    if p.is_file():
         return p
     shipped = GRIDS_DIR / f"{name}.toml"
-    if shipped.exists():
+    if "/" not in str(name) and shipped.is_file():
         return shipped
     names = sorted(q.stem for q in GRIDS_DIR.glob("*.toml"))
     raise GridError(f"grid {str(name)!r}: no such file, and not a shipped grid (shipped: {names})")

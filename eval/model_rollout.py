@@ -1,4 +1,5 @@
-"""``hear2act rollout --agent SPEC`` for model policies: the batched engine, data parallel when launched.
+"""``hear2act rollout --agent SPEC`` for model policies (and for any agent with ``--out``): the batched engine,
+data parallel when launched.
 
 ``SPEC`` is ``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``, ``qwen2audio:PATH``
 (or ``scripted:FILE.json``). Failed episodes (a call that failed for good) are
@@ -54,7 +55,8 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     from .cli import COLUMNS
     from .metrics import format_table, summarize
 
-    if not split_spec(args.agent)[0]:
+    rule = args.agent in AGENTS  # a registered agent with --out: the same engine, the same trajectory lines
+    if not rule and not split_spec(args.agent)[0]:
         raise SystemExit(f"hear2act rollout: unknown agent {args.agent!r}; choose a registered agent "
                          f"{sorted(AGENTS)} or a model spec PREFIX:TARGET with PREFIX in {sorted(BACKENDS)}")
     scenario_ids = ids if ids is not None else [s.id for s in load_scenarios()]
@@ -68,6 +70,8 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
                        env_kwargs=env_kwargs)
 
     def make() -> Any:
+        if rule:
+            return make_policy(args.agent, access=args.access)
         return make_policy(args.agent, access=args.access, assistant=args.assistant, reasoning=args.reasoning,
                            **backend_kwargs(args))
 
@@ -97,7 +101,8 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
         if not args.quiet:
             print(f"{row['scenario_id']:<42} success={int(row['success'])} final={row['final_option']:>2} "
                   f"turns={row['turns']:>2} disclosed={row['n_disclosed']} "
-                  f"premature={int(row['premature_closure'])} parse_failures={t['parse_failures']}")
+                  f"premature={int(row['premature_closure'])}" + ("" if rule else
+                                                                   f" parse_failures={t['parse_failures']}"))
     turns = sum(len(t["turns"]) for t in trajectories)
     bad = sum(t["parse_failures"] for t in trajectories)
     failed = sum(bool(t["failed"]) for t in trajectories)

@@ -38,7 +38,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .grid import Cell, Grid, GridError, Rollout, load_grid, parse_grid, parse_shard, shard
+from hear2act_env.cli import positive_int
+
+from .grid import GRIDS_DIR, Cell, Grid, GridError, Rollout, parse_grid, parse_shard, shard
+from .grid_edit import edit_grid, parse_agent_option
 from .run_identity import IdentityError, cell_hash, check_rows, compare_grids, grid_id
 
 # affect spec prefix -> "module:Class" taking the part after the colon (a checkpoint directory).
@@ -371,12 +374,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run GRID (a TOML file, or a shipped grid: paper, quick) into RUN_DIR. Re-running the same "
                     "command resumes. Shards merge by concatenating RUN_DIR/rollouts*.jsonl.",
     )
-    p.add_argument("grid", help="grid TOML file, or 'paper' / 'quick'")
+    p.add_argument("grid", help=f"grid TOML file, or a shipped grid: {', '.join(shipped_grids())}")
+    p.add_argument("--agent", action="append", default=[], metavar="LABEL=SPEC",
+                   help="evaluate this agent on the grid's design (repeatable): a model spec (hf:PATH, "
+                        "openai:MODEL@URL, omni:PATH, qwen2audio:PATH) or a registered agent, under LABEL "
+                        "(default: the spec). Replaces the grid's agents in every block; a label the grid has "
+                        "keeps its rollout ids with the new spec")
+    p.add_argument("--keep-agents", action="store_true", help="with --agent: add to the grid's agents, not replace")
+    p.add_argument("--limit", "--n", dest="limit", type=positive_int, default=None, metavar="N",
+                   help="cut every scenario subset to its first N scenarios")
     p.add_argument("--out", type=Path, help="run directory (required unless --dry-run)")
     p.add_argument("--shard", default="0/1", help="run shard i of n (i/n, 0-based; default 0/1), or 'auto': the "
                                                   "launcher's rank/world size (accelerate, torchrun, Slurm)")
     p.add_argument("--dry-run", action="store_true", help="print the rollouts per cell and the total; run nothing")
-    p.add_argument("--batch-size", type=int, default=16, help="episodes in flight per policy call (default 16)")
+    p.add_argument("--batch-size", type=positive_int, default=16,
+                   help="episodes in flight per policy call (default 16)")
     p.add_argument("--wandb", action="store_true", help="log config and per-cell summaries to Weights & Biases "
                                                          "(offline unless WANDB_MODE is set)")
     p.add_argument("--retry-failed", action="store_true", help="play failed rollouts again (after fixing a server); "
@@ -385,17 +397,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_eval)
 
 
+def shipped_grids() -> list[str]:
+    return sorted(q.stem for q in GRIDS_DIR.glob("*.toml"))
+
+
 def _eval(args: argparse.Namespace) -> int:
     try:
-        grid = load_grid(args.grid)
+        agents = [parse_agent_option(a) for a in args.agent]
+        if args.keep_agents and not agents:
+            raise ValueError("--keep-agents needs at least one --agent LABEL=SPEC")
+        grid = edit_grid(args.grid, agents=agents, keep_agents=args.keep_agents, limit=args.limit)
         shard_spec = parse_shard(args.shard)
         if args.dry_run:
             return _dry_run(grid, shard_spec, args.out)
         if args.out is None:
             print("hear2act eval: error: --out RUN_DIR is required (or use --dry-run)", file=sys.stderr)
             return 2
-        if args.batch_size < 1:
-            raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
         t0 = time.perf_counter()
         result = run_grid(grid, args.out, shard_spec, batch_size=args.batch_size, progress=not args.quiet,
                           retry_failed=args.retry_failed)
@@ -404,6 +421,15 @@ def _eval(args: argparse.Namespace) -> int:
         return 2
     print(f"{result['path']}: {result['planned']} rollouts in this shard; {result['skipped']} already done, "
           f"{result['run']} run now ({result['failed']} failed) in {time.perf_counter() - t0:.1f}s")
+    from .results import format_results, read_results, write_results
+
+    try:  # every shard file there so far (another shard may still be running)
+        path = write_results(args.out, command=_command(args))
+    except (RunDirError, ValueError) as e:
+        print(f"hear2act eval: error: {e}", file=sys.stderr)
+        return 2
+    print(format_results(read_results(path)))
+    print(f"results: {path}")
     if args.wandb:
         from .wandb_log import log_run
 
@@ -413,6 +439,16 @@ def _eval(args: argparse.Namespace) -> int:
             print(f"hear2act eval: error: {e}", file=sys.stderr)
             return 2
     return 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line of this run, as recorded in results.json."""
+    import shlex
+
+    parts = ["hear2act", "eval", args.grid, *[x for a in args.agent for x in ("--agent", a)]]
+    parts += ["--keep-agents"] * args.keep_agents + (["--limit", str(args.limit)] if args.limit else [])
+    parts += ["--out", str(args.out)] + (["--shard", args.shard] if args.shard != "0/1" else [])
+    return shlex.join(parts)
 
 
 def _dry_run(grid: Grid, shard_spec: tuple[int, int], out: Path | None) -> int:

@@ -169,3 +169,35 @@ def ladder(rungs: Mapping[str, Sequence[Mapping[str, Any]]], metric: str = "succ
     present = [r for r in order if rungs.get(r)]
     return [(x, y, paired_contrast(rungs[x], rungs[y], metric, n_resamples=n_resamples, seed=seed))
             for x, y in pairwise(present)]
+
+
+def cell_interval(rows: Sequence[Mapping[str, Any]], metric: str = "success", *, n_resamples: int = N_RESAMPLES,
+                  confidence: float = CONFIDENCE, seed: int = 0) -> tuple[float, float, float, int]:
+    """(value, low, high, n_scenarios) of one condition: :func:`pooled_value` with a scenario-level bootstrap.
+
+    Scenarios are drawn with replacement (the same draws for every model of the rows, as in
+    :func:`paired_contrast`); each resample recomputes the per-model ratio of sums and their mean; the
+    interval is the percentile interval. NaN everywhere when no model has a denominator.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose from {sorted(METRICS)}")
+    scored = _scored(rows)
+    models = sorted(scored)
+    scenarios = sorted(set().union(*scored.values())) if scored else []
+    nan = float("nan")
+    if not scenarios:
+        return nan, nan, nan, 0
+    num, den = _matrix(rows, metric, models, scenarios)
+    keep = den.sum(1) > 0
+    if not keep.any():
+        return nan, nan, nan, len(scenarios)
+    num, den = num[keep], den[keep]
+    k = scale(metric)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = float((k * num.sum(1) / den.sum(1)).mean())
+        idx = np.random.default_rng(seed).integers(0, len(scenarios), size=(n_resamples, len(scenarios)))
+        boot = np.nanmean(k * num[:, idx].sum(2) / den[:, idx].sum(2), axis=0)
+        alpha = (1 - confidence) / 2
+        low, high = np.nanpercentile(boot, [100 * alpha, 100 * (1 - alpha)])
+    return value, float(low), float(high), len(scenarios)

@@ -107,7 +107,7 @@ def test_report_tables_figures_and_paper_numbers(report: dict) -> None:
     assert "(layout of the paper's Table 3)" in md and "(layout of the paper's Table 5)" in md
     # the paper's published numbers beside ours: Table 5 five-model mean, Table 3 average, Figure 3 rungs
     assert "| Paper: five-model mean | (26.9) | (63.7) |" in md
-    t_row = next(line for line in md.splitlines() if line.startswith("| T |"))
+    t_row = next(line for line in md.splitlines() if line.startswith("| Transcript only (T) |"))
     assert t_row.rstrip(" |").endswith("(14.3) | (21.6) | (12.1)")
     assert "| correct (T+S) |" in md and "(68.1)" in md and "(34.8)" in md
     assert "Label fidelity, Prosody-mediated: no state (T) → always-resolved" in md
@@ -216,7 +216,10 @@ def test_paper_grid_cells_meet_their_published_numbers() -> None:
     spoken = {t.key: t for t in tables.spoken_tables(rows)}
     assert set(spoken) == {f"spoken-{r}-{x}" for r in ("prosody", "explicit") for x in ("Qwen3-TTS", "VoxCPM2")}
     t3 = spoken["spoken-prosody-Qwen3-TTS"]
-    assert [label for label, _ in t3.rows] == ["T", "A", "A+T", "HuBERT", "SpeechBrain", "T+S_hat", "T+S"]
+    assert [label for label, _ in t3.rows] == [  # the paper's own row labels and groups (Table 3)
+        "Transcript only (T)", "Audio only (A)", "Audio + transcript (A+T)", "Generic affect (HuBERT)",
+        "Generic affect (SpeechBrain)", "Audio-inferred state (T+Ŝ)", "Ground-truth state (T+S)"]
+    assert t3.section_rows == {0: "Direct input", 3: "Textualized prosodic representations"}
     assert t3.groups[1:3] == [("Qwen2.5-Omni", 3), ("Qwen2-Audio", 3)]
     omni_t, audio_hubert = t3.rows[0][1][0], t3.rows[3][1][3]
     assert (omni_t.ours, omni_t.paper, audio_hubert.paper) == (100.0, 14.8, 29.7)

@@ -218,5 +218,5 @@ def test_failed_rollouts_are_recorded_and_never_scored(tmp_path: Path) -> None:
     assert not [r for r in read_run(tmp_path / "run") if r["failed"]]
     assert run_grid(g, tmp_path / "run", progress=False, retry_failed=True)["run"] == 0
     table = overview_table(rows)  # the run as it was before the retry
-    n_failed = sum(int(values[1].text) for _, values in table.rows)
+    n_failed = sum(int(values[4].text) for _, values in table.rows)  # Agent, Responses, Condition, n, failed
     assert n_failed == len(failed) and len(table.rows) == len(cells_of(rows))

@@ -33,7 +33,15 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, *, n_sc
         tabs.append(ci)
     tabs.append(tables.overview_table(rows))
 
-    figs = _figures(rows)
+    notes: list[str] = []
+    try:
+        figs = _figures(rows)
+    except ImportError as e:  # a core install: tables, viewer and results.json still come
+        figs = []
+        notes.append(f"figures skipped: {e}")
+    from ..results import write_results
+
+    results_path = write_results(run_dir, rows, n_resamples=n_resamples)
     payload = viewer.build(rows, n_scenarios=n_scenarios, audio=audio)
     counts = viewer.summary(payload)
     failed = sum(1 for r in rows if r.get("failed"))
@@ -54,14 +62,15 @@ def build_report(run_dir: str | Path, out_dir: str | Path | None = None, *, n_sc
         (fig_dir / f"{key}.png").write_bytes(png)
         md += [f"![{caption}](figures/{key}.png)", "", f"*{caption}*", ""]
     md += ["", f"The trajectory viewer ({counts['viewer_scenarios']} scenarios, {counts['viewer_rollouts']} rollouts, "
-               f"{counts['clips']} audio clips) is in report.html.", *[f"- note: {n}" for n in payload["notes"]]]
+               f"{counts['clips']} audio clips) is in report.html.",
+           *[f"- note: {n}" for n in [*notes, *payload["notes"]]]]
     md_path = out / "report.md"
     md_path.write_text("\n".join(md) + "\n", encoding="utf-8", errors="backslashreplace")
     html_path = out / "report.html"
     html_path.write_text(render.page(title, intro, tabs, figs, payload), encoding="utf-8", errors="backslashreplace")
     return {"markdown": str(md_path), "html": str(html_path),
             "figures": [str(fig_dir / f"{k}.png") for k, _, _ in figs], "tables": [t.key for t in tabs],
-            "rollouts": len(rows), "failed": failed, **counts}
+            "rollouts": len(rows), "failed": failed, "results": str(results_path), "notes": notes, **counts}
 
 
 def _in_grid_order(rows: list[dict[str, Any]], run_dir: Path) -> list[dict[str, Any]]:

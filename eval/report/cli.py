@@ -31,7 +31,9 @@ def _report(args: argparse.Namespace) -> int:
     except (RunDirError, ValueError, ImportError, OSError) as e:
         print(f"hear2act report: error: {e}", file=sys.stderr)
         return 2
-    print(f"{result['markdown']}\n{result['html']}")
+    for note in result["notes"]:
+        print(f"note: {note}")
+    print(f"{result['markdown']}\n{result['html']}\n{result['results']}")
     for f in result["figures"]:
         print(f)
     print(f"{result['rollouts']:,} rollouts ({result['failed']} failed); tables: {', '.join(result['tables'])}; "

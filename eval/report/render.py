@@ -19,18 +19,27 @@ def _num(x: float | None) -> str:
     return "-" if x is None or x != x else f"{x:.1f}"
 
 
+def md_escape(text: str) -> str:
+    """A Markdown table cell: ``|`` escaped, no line break."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
 def md_cell(v: Value) -> str:
     if v.text:
-        return v.text
+        return md_escape(v.text)
     if v.ours is None and v.paper is not None:
         return f"({_num(v.paper)})"
-    return _num(v.ours) + (f" ({_num(v.paper)})" if v.paper is not None else "")
+    ours = _num(v.ours)
+    ours = f"**{ours}**" if v.mark == "best" else f"<u>{ours}</u>" if v.mark == "second" else ours
+    return ours + (f" ({_num(v.paper)})" if v.paper is not None else "")
 
 
 def html_cell(v: Value) -> str:
     if v.text:
         return f"<td>{html.escape(v.text)}</td>"
     ours = "" if v.ours is None and v.paper is not None else html.escape(_num(v.ours))
+    if v.mark and ours:
+        ours = f"<strong>{ours}</strong>" if v.mark == "best" else f"<u>{ours}</u>"
     paper = f'<span class="paper" title="paper">{_num(v.paper)}</span>' if v.paper is not None else ""
     return f"<td>{ours}{paper}</td>"
 
@@ -42,10 +51,12 @@ def table_md(t: Table) -> str:
         for g, span in t.groups:
             labels += [g] * span
         head = [f"{g} {h}".strip() if g else h for g, h in zip(labels, head, strict=True)]
-    out = [f"### {t.title}", "", t.caption, "", "| " + " | ".join(head) + " |",
+    out = [f"### {t.title}", "", t.caption, "", "| " + " | ".join(md_escape(h) for h in head) + " |",
            "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
-    for label, values in t.rows:
-        out.append("| " + " | ".join([label, *(md_cell(v) for v in values)]) + " |")
+    for i, (label, values) in enumerate(t.rows):
+        if i in t.section_rows:
+            out.append("| " + " | ".join([f"*{md_escape(t.section_rows[i])}*"] + [""] * (len(head) - 1)) + " |")
+        out.append("| " + " | ".join([md_escape(label), *(md_cell(v) for v in values)]) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -56,7 +67,10 @@ def table_html(t: Table) -> str:
         parts.append("<tr>" + "".join(f'<th colspan="{s}" class="group">{html.escape(g)}</th>' for g, s in t.groups)
                      + "</tr>")
     parts.append("<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in t.header) + "</tr>")
-    for label, values in t.rows:
+    for i, (label, values) in enumerate(t.rows):
+        if i in t.section_rows:
+            parts.append(f'<tr><th class="section" colspan="{len(t.header)}">{html.escape(t.section_rows[i])}'
+                         "</th></tr>")
         parts.append(f'<tr><th class="row">{html.escape(label)}</th>' + "".join(html_cell(v) for v in values)
                      + "</tr>")
     parts.append("</table></div></section>")

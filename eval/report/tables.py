@@ -25,12 +25,48 @@ RUNG_NAMES = {"none": "no state (T)", "always_resolved": "always-resolved", "shu
               "always_unresolved": "always-unresolved", "correct": "correct (T+S)"}
 
 
+# The paper's names for the access conditions (Tables 3/4), and its two groups of them.
+CONDITION_NAMES = {"T": "Transcript only (T)", "A": "Audio only (A)", "A+T": "Audio + transcript (A+T)",
+                   "T+S_hat": "Audio-inferred state (T+Ŝ)", "T+S": "Ground-truth state (T+S)"}
+DIRECT = frozenset({"T", "A", "A+T"})
+# metric -> which way is better, for the best / second-best marks (Turns: neither)
+BETTER = {"success": "max", "accept": "max", "fullfit": "max", "full_disclosure": "max",
+          "premature_closure": "min"}
+
+
+def condition_name(condition: str, access: str = "") -> str:
+    """The paper's label for a condition: ``T+S_hat`` -> "Audio-inferred state (T+Ŝ)", a T+affect condition
+    ``HuBERT`` -> "Generic affect (HuBERT)" (the built-in rule: "Generic affect (rule)"); others unchanged."""
+    access = access or condition
+    if access == "T+affect":
+        return f"Generic affect ({'rule' if condition == 'T+affect' else condition})"
+    if condition == access and condition in CONDITION_NAMES:
+        return CONDITION_NAMES[condition]
+    return condition
+
+
 @dataclass
 class Value:
     ours: float | None
     paper: float | None = None
     n: int = 0
     text: str = ""  # preformatted (CIs)
+    mark: str = ""  # "best" / "second": the column's best and second-best of ours (bold / underlined)
+
+
+def mark_best(t: Table, columns: Mapping[int, str]) -> None:
+    """Mark, per value column (index into a row's values) the best and second-best of our values, as the
+    paper's tables do (bold / underline); ``columns`` maps a column to "max" or "min". Ties share a mark; a
+    column with fewer than two distinct values gets none."""
+    for col, way in columns.items():
+        vals = [vs[col].ours for _, vs in t.rows if col < len(vs) and vs[col].ours is not None]
+        distinct = sorted(set(vals), reverse=way == "max")
+        if len(distinct) < 2:
+            continue
+        for _, vs in t.rows:
+            v = vs[col] if col < len(vs) else None
+            if v is not None and v.ours is not None:
+                v.mark = "best" if v.ours == distinct[0] else "second" if v.ours == distinct[1] else ""
 
 
 @dataclass
@@ -109,7 +145,14 @@ def spoken_tables(rows: Sequence[Mapping[str, Any]]) -> list[Table]:
                       "Per agent and averaged over agents (equal weight). A number in parentheses is the paper's "
                       "for the same agent and condition; the last group is the paper's average over its two audio "
                       "LLMs, for reference." + failed_note(r for k in keys for r in cells[k]), header, groups)
+            access_of = {k[3]: cells[k][0]["cell"]["access"] for k in keys}
             for cond in conditions:
+                if access_of[cond] in DIRECT and not any(access_of[c] in DIRECT for c in conditions[
+                        :conditions.index(cond)]):
+                    t.section_rows[len(t.rows)] = "Direct input"
+                elif access_of[cond] not in DIRECT and not any(access_of[c] not in DIRECT for c in conditions[
+                        :conditions.index(cond)]):
+                    t.section_rows[len(t.rows)] = "Textualized prosodic representations"
                 values: list[Value] = []
                 for a in agents:
                     rs = [r for k in keys if k[1] == a and k[3] == cond for r in cells[k]]
@@ -120,7 +163,8 @@ def spoken_tables(rows: Sequence[Mapping[str, Any]]) -> list[Table]:
                 values += [_v(rs, m) for m in HEADLINE]
                 values += [Value(None, paper_value(number, agent="Average", condition=cond, metric=m))
                            for m in HEADLINE]
-                t.rows.append((cond, values))
+                t.rows.append((condition_name(cond, access_of[cond]), values))
+            mark_best(t, {i: "max" for i in range(3 * (len(agents) + 1))})
             tables.append(t)
     return tables
 
@@ -271,13 +315,19 @@ def ci_table(found: Sequence[tuple[str, str, str, stats.Contrast]],
 
 
 def overview_table(rows: Sequence[Mapping[str, Any]]) -> Table:
-    """Every cell with every headline metric and its failure count."""
+    """Every cell with every headline metric and its failure count; the paper's condition names; the best and
+    second-best value of each column marked."""
     metrics = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
-    t = Table("cells", "All cells", "n: scored rollouts (failed ones are listed, never scored)." + failed_note(rows),
-              ["Cell", "n", "failed"] + [METRIC_NAMES[m] for m in metrics])
+    t = Table("cells", "All cells", "n: scored rollouts (failed ones are listed, never scored). Bold: the best "
+              "value of a column, underlined: the second best (Premature%: the lowest)." + failed_note(rows),
+              ["Block", "Agent", "Responses", "Condition", "n", "failed"] + [METRIC_NAMES[m] for m in metrics])
     for (block, agent, real, cond, iv, rend), rs in cells_of(rows).items():
-        label = " | ".join(x for x in (block, agent, real, cond, "" if iv == "correct" else iv, rend) if x)
+        access = rs[0]["cell"].get("access", cond)
+        name = condition_name(cond, access) + ("" if iv == "correct" else f", {RUNG_NAMES.get(iv, iv)} tag") \
+            + (f", {rend}" if rend else "")
         failed = sum(1 for r in rs if r.get("failed"))
-        t.rows.append((label, [Value(None, text=str(len(rs) - failed)), Value(None, text=str(failed)),
-                               *[_v(rs, m) for m in metrics]]))
+        t.rows.append((block, [Value(None, text=agent), Value(None, text=REALIZATION_NAMES.get(real, real)),
+                               Value(None, text=name), Value(None, text=str(len(rs) - failed)),
+                               Value(None, text=str(failed)), *[_v(rs, m) for m in metrics]]))
+    mark_best(t, {5 + i: BETTER[m] for i, m in enumerate(metrics) if m in BETTER})
     return t
