@@ -187,7 +187,12 @@ class _Builder:
         # 1/4: the nine request-meeting rows meet each need 5 times and miss it 4 times, so
         # the violators' expected 0.5 met / 1.5 missed leaves the accepted values no
         # commoner than the missing one in a need's column (counting values finds no gold).
-        traps = ["".join("1" if rng.random() < TRAP_MEETS else "0" for _ in range(3)) for _ in range(2)]
+        violators = scenario_rng(f"{self.id}/violators")
+        traps = ["".join("1" if violators.random() < TRAP_MEETS else "0" for _ in range(3)) for _ in range(2)]
+        # Three draws of the first v1 bank, retired (the gold's and safe's priority places,
+        # one violator pattern), kept so that every scenario still shows the attributes it
+        # showed then: the question-routing figures were measured on those scenarios.
+        rng.integers(int(rng.choice((1, 2, 3, 4, 5))) + 1, 9), rng.choice(PATTERNS)
         # Rows: 0 opening, 1 gold, 2 safe, 3..8 the other six patterns, 9..10 the request violators.
         patterns = [opening, "111", "111", *others, *traps]
 
@@ -206,7 +211,7 @@ class _Builder:
         # Every option that misses a need shows the same missing value: the need's accepted
         # values are then not the commonest of their column by construction (5-6 of 11
         # options meet each need), so counting values does not point at the all-needs rows.
-        misses = {n.attribute: str(rng.choice([v for v in self.domain.attribute(n.attribute).values
+        misses = {n.attribute: str(violators.choice([v for v in self.domain.attribute(n.attribute).values
                                                 if v not in n.accept])) for n in p.needs}
         categorical: list[dict[str, str | float | int]] = []
         for row, pattern in enumerate(patterns):
