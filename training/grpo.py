@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .rewards import REWARD_WEIGHTS, REWARDS
+from .splits import SplitSpec
 
 _INSTALL = 'pip install "hear2act[train]"'
 ACCESS = ("A+T", "A", "T", "T+S", "T+S_hat")
@@ -52,7 +53,11 @@ class Hear2ActArgs:
     model: str = field(default="", metadata={"help": "checkpoint directory (Qwen2.5-Omni, its thinker, or a text LM)"})
     access: str = field(default="A+T", metadata={"help": f"access condition, one of {ACCESS}"})
     realization: str = field(default="prosody", metadata={"help": "prosody or explicit"})
-    n_scenarios: int = field(default=48, metadata={"help": "bundled scenarios the states come from (1-480)"})
+    n_scenarios: int = field(default=48, metadata={"help": "training-split scenarios the states come from "
+                                                           "(0 = all 320; never a held-out one)"})
+    test_domains: int = field(default=8, metadata={"help": "held-out split: whole domains held out"})
+    test_per_domain: int = field(default=2, metadata={"help": "held-out split: scenarios held out per other domain"})
+    split_seed: int = field(default=0, metadata={"help": "held-out split seed (training.splits; same as PPO's)"})
     episodes_per_scenario: int = field(default=1, metadata={"help": "behaviour episodes (seeds) per scenario"})
     states_per_episode: int = field(default=6, metadata={"help": "at most this many decision points per episode"})
     states_seed: int = field(default=0, metadata={"help": "first episode seed of the state collection"})
@@ -169,6 +174,11 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     return args, config
 
 
+def split_spec(args: Hear2ActArgs) -> SplitSpec:
+    """The held-out split of the run (:mod:`training.splits`)."""
+    return SplitSpec(args.test_domains, args.test_per_domain, args.split_seed)
+
+
 def build_dataset(args: Hear2ActArgs):
     """The training states of the run as a ``datasets.Dataset`` (prompts + scoring columns)."""
     from datasets import Dataset
@@ -176,7 +186,8 @@ def build_dataset(args: Hear2ActArgs):
     from .grpo_data import collect_states, default_episodes, training_rows
     from .tools_env import tool_rows
 
-    episodes = default_episodes(args.n_scenarios, args.states_seed, per_scenario=args.episodes_per_scenario)
+    episodes = default_episodes(args.n_scenarios, args.states_seed, per_scenario=args.episodes_per_scenario,
+                                split=split_spec(args))
     states = collect_states(args.realization, episodes, max_per_episode=args.states_per_episode)
     if args.tools:
         return Dataset.from_list(tool_rows(states, args.access))
