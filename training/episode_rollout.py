@@ -169,7 +169,7 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
         out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": None,
                                      "episode_reward": [], **{n.replace("/", "_"): [] for n in LOGGED}}
         for i, row in enumerate(rows):
-            turns = row["turns"]
+            turns = row["records"]
             if not turns:
                 raise RuntimeError(f"rollout_func: episode {row['key']} has no turn")
             tau = int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))

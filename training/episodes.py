@@ -257,7 +257,7 @@ def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", reali
 
     Seeds are ``seed + i`` as in ``hear2act rollout`` unless ``seeds`` is given;
     ``keys`` names the episodes (default: the engine's). Each row has the
-    trajectory (``trajectory``), its turn records (``turns``) and
+    trajectory (``trajectory``), its turn records (``records``) and
     :func:`score_episode`'s fields.
     """
     from eval.engine import EpisodeSpec, run_episodes
@@ -277,7 +277,7 @@ def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", reali
     for spec, traj in zip(specs, trajectories, strict=True):
         turns = recorder.records.get(spec.key, [])
         rows.append({"key": spec.key, "scenario_id": spec.scenario_id, "seed": spec.seed, "trajectory": traj,
-                     "turns": turns, **score_episode(traj, turns, config)})
+                     "records": turns, **score_episode(traj, turns, config)})
     return rows
 
 
