@@ -97,3 +97,17 @@ def test_state_tag_reasoning_earns_the_delivery_keyword_under_text_access():
     state = think("The user said it sounds good but the tag says unresolved, so a need is unmet.", ASK)
     plain = think("The user said it sounds good, so a need is unmet.", ASK)
     assert keywords_reward([state], transcript=[transcript]) > keywords_reward([plain], transcript=[transcript])
+
+
+@pytest.mark.slow
+def test_an_unconditional_voice_claim_earns_nothing_in_expectation_on_fresh_turns():
+    """Claims made whatever the audio (on user turns of seeds not used to measure the base rates) score <= 0."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from evidence_base_rates import rates, user_turn_clips
+
+    table = rates(user_turn_clips(24, 5000))
+    assert all(expected <= 0.2 for *_, expected in table), table  # each claim, within sampling noise
+    assert sum(expected for *_, expected in table) / len(table) <= 0.05, table

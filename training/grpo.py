@@ -90,6 +90,7 @@ class Hear2ActArgs:
     eval_every: int = field(default=0, metadata={"help": "held-out evaluation every N steps (0: before and after "
                                                          "only; -1: never); writes heldout_eval.json"})
     eval_n: int = field(default=0, metadata={"help": "held-out scenarios evaluated (first N of the split; 0: all)"})
+    eval_stride: int = field(default=1, metadata={"help": "evaluate every N-th held-out scenario (then eval_n)"})
     eval_seed: int = field(default=10_000, metadata={"help": "episode seed of held-out scenario i is eval_seed + i"})
     tools: bool = field(default=False, metadata={"help": "= --mode tools: whole episodes in TRL's multi-turn tool loop "
                                                          "(environment_factory=Hear2ActToolEnv; text access T/T+S; "
@@ -231,10 +232,12 @@ def training_episodes(args: Hear2ActArgs) -> list[tuple[str, int]]:
 
 
 def heldout_ids(args: Hear2ActArgs) -> list[str]:
-    """The held-out scenario ids the run evaluates on (first ``eval_n``; 0: all)."""
+    """The held-out scenario ids the run evaluates on (every ``eval_stride``-th, then the first ``eval_n``; 0: all)."""
     from .splits import bundled_split, eval_ids
 
-    ids = eval_ids(bundled_split(split_spec(args)))
+    if args.eval_stride < 1:
+        raise ValueError(f"--eval_stride must be >= 1, got {args.eval_stride}")
+    ids = eval_ids(bundled_split(split_spec(args)))[::args.eval_stride]
     return ids[:args.eval_n] if args.eval_n else ids
 
 
