@@ -281,7 +281,8 @@ def test_cli_defaults_are_cesars_and_every_grpo_field_passes_through(tmp_path):
                           str(tmp_path), "--bf16", "false", "--use_cpu", "true", "--per_device_train_batch_size", "8"])
     assert (args.access, args.n_scenarios, config.save_steps, config.generation_batch_size) == ("A+T", 0, 200, 32)
     with pytest.raises(ValueError, match="vLLM"):
-        parse(["--config", "training/configs/text_vllm.yaml", "--mode", "state", "--model", "m", "--output_dir", str(tmp_path),
+        parse(["--config", "training/configs/text_vllm.yaml", "--mode", "state", "--model", "m",
+               "--output_dir", str(tmp_path),
                "--bf16", "false", "--use_cpu", "true", "--access", "A+T", "--per_device_train_batch_size", "8"])
 
 
