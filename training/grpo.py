@@ -181,6 +181,9 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     args.tools = args.mode == "tools"
     if args.mode == "episode":
         return args, _episode_config(args, config)
+    if args.mode == "state":
+        print("training.grpo --mode state: CESAR's per-state reward; its optimum need not solve the task (a policy "
+              "that never recommends maximises it). --mode episode trains on whole episodes.", file=sys.stderr)
     if args.tools and args.access not in ("T", "T+S"):
         raise ValueError(f"--tools plays text access T or T+S (TRL's tool loop carries no audio), got {args.access}")
     if config.use_vllm and args.access in AUDIO_ACCESS:
