@@ -133,7 +133,7 @@ def explain(observation: Mapping[str, Any], action: str) -> str:
 
     >>> explain({"transcript": "User: Okay, sounds good.", "state": "CONCERN STATE: flat (unresolved)"},
     ...         "[ACTION: ASK] What matters most?")
-    'The user said "Okay, sounds good." The state tag says flat (unresolved), so a concern remains. So I will ask.'
+    'The user said "Okay, sounds good.". The state tag says flat (unresolved), so a concern remains. So I will ask.'
     """
     lines = [ln for ln in str(observation.get("transcript", "")).splitlines() if ln.startswith("User: ")]
     words = lines[-1][len("User: "):] if lines else ""
