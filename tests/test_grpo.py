@@ -236,7 +236,8 @@ def test_cli_text_path_trains_a_tiny_causal_lm(tmp_path):
     path = build_tiny_causal_lm(tmp_path / "lm")
     config = json.loads((path / "config.json").read_text())
     out = tmp_path / "out"
-    summary = main(["--model", str(path), "--access", "T+S", "--max-steps", "2", "--output-dir", str(out),
+    summary = main(["--model", str(path), "--mode", "state", "--access", "T+S", "--max-steps", "2",
+                    "--output-dir", str(out),
                     "--n_scenarios", "1", "--states_per_episode", "1", "--num_generations", "4",
                     "--per_device_train_batch_size", "4", "--global_batch", "4", "--max_completion_length", "10",
                     "--learning_rate", "1e-3", "--seed", "0",
@@ -252,11 +253,13 @@ def test_cli_text_path_trains_a_tiny_causal_lm(tmp_path):
 def test_cli_defaults_are_cesars_and_every_grpo_field_passes_through(tmp_path):
     from training.grpo import parse
 
-    args, config = parse(["--model", "m", "--output_dir", str(tmp_path)])
+    args, config = parse(["--model", "m", "--output_dir", str(tmp_path), "--mode", "state", "--access", "A+T"])
+    assert config.loss_type == "grpo"
     assert (config.learning_rate, config.num_generations, config.max_completion_length) == (1e-5, 8, 256)
     assert config.per_device_train_batch_size * config.gradient_accumulation_steps == 32
     assert config.reward_weights == [5.0, 1.0, 1.0, 1.0, 1.0, 1.0] and args.access == "A+T"
-    args, config = parse(["--model", "m", "--output-dir", str(tmp_path), "--access", "T", "--loss_type", "grpo",
+    args, config = parse(["--model", "m", "--output-dir", str(tmp_path), "--mode", "state", "--access", "T",
+                          "--loss_type", "grpo",
                           "--use_vllm", "true", "--vllm_mode", "colocate", "--rewards", "accuracy,evidence",
                           "--weights", "evidence=2", "--global_batch", "0", "--gradient_accumulation_steps", "3"])
     assert (config.loss_type, config.use_vllm, config.vllm_mode) == ("grpo", True, "colocate")
@@ -270,15 +273,16 @@ def test_cli_defaults_are_cesars_and_every_grpo_field_passes_through(tmp_path):
     with pytest.raises(ValueError, match="access"):
         parse(["--model", "m", "--output_dir", str(tmp_path), "--access", "X"])
     with pytest.raises(ValueError, match="unknown"):
-        parse(["--model", "m", "--output_dir", str(tmp_path), "--rewards", "accuracy,vibes"])
+        parse(["--model", "m", "--output_dir", str(tmp_path), "--mode", "state", "--rewards", "accuracy,vibes"])
     with pytest.raises(ValueError, match="global_batch"):
         parse(["--model", "m", "--output_dir", str(tmp_path), "--global_batch", "20"])
     # the shipped CESAR config for Qwen2.5-Omni-7B, flags on the command line win
     args, config = parse(["--config", "training/configs/cesar_omni7b.yaml", "--model", "m", "--output_dir",
                           str(tmp_path), "--bf16", "false", "--use_cpu", "true", "--per_device_train_batch_size", "8"])
-    assert (args.access, args.n_scenarios, config.save_steps, config.generation_batch_size) == ("A+T", 480, 200, 32)
+    assert (args.access, args.n_scenarios, config.save_steps, config.generation_batch_size) == ("A+T", 0, 200, 32)
     with pytest.raises(ValueError, match="vLLM"):
-        parse(["--config", "training/configs/text_vllm.yaml", "--model", "m", "--output_dir", str(tmp_path),
+        parse(["--config", "training/configs/text_vllm.yaml", "--mode", "state", "--model", "m",
+               "--output_dir", str(tmp_path),
                "--bf16", "false", "--use_cpu", "true", "--access", "A+T", "--per_device_train_batch_size", "8"])
 
 

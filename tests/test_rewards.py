@@ -10,9 +10,11 @@ import pytest
 import hear2act_env  # noqa: F401  (registers the env ids)
 from training import rewards
 from training.rewards import (
+    CITED_BASE_RATE,
     QUALITATIVE,
     acoustic_claims,
     check_claim,
+    claim_score,
     consistency_reward,
     evidence_reward,
     format_reward,
@@ -71,22 +73,26 @@ def test_evidence_on_rendered_speech_earns_for_true_claims_and_costs_for_fabrica
     true_cite = reasoning(f"f0_range = {f.f0_range:.2f} st, speech rate {f.speech_rate:.2f} syll/s")
     fake_cite = reasoning(f"f0_range = {f.f0_range * 2 + 3:.2f} st")
     mixed = reasoning(f"f0_range = {f.f0_range:.2f} st but lead_pause = {f.lead_pause + 2:.2f} s")
-    assert evidence_reward([true_cite, fake_cite, mixed], audio=[audio] * 3) == [1.0, -1.0, 0.0]
+    # calibrated scores: a verified claim earns 1 - p, a false one costs max(p, 0.5) (p: its base rate)
+    hit, miss = 1 - CITED_BASE_RATE, -max(CITED_BASE_RATE, 0.5)
+    assert evidence_reward([true_cite, fake_cite, mixed], audio=[audio] * 3) == pytest.approx(
+        [hit, miss, (hit + miss) / 2])
     # the 15 % tolerance of the deterministic checks: 10 % off passes, 30 % off fails
     near = reasoning(f"f0_mean = {f.f0_mean * 1.10:.1f} Hz")
     far = reasoning(f"f0_mean = {f.f0_mean * 1.30:.1f} Hz")
-    assert evidence_reward([near, far], audio=[audio] * 2) == [1.0, -1.0]
+    assert evidence_reward([near, far], audio=[audio] * 2) == pytest.approx([hit, miss])
     # qualitative claims: each pattern's claim is checked against its feature, never trusted
     falls = reasoning("The pitch falls at the end.")
     rises = reasoning("The pitch rises at the end.")
     got = evidence_reward([falls, rises], audio=[audio] * 2)
-    expected = [1.0 if f.f0_final <= -1.0 * 0.85 else -1.0, 1.0 if f.f0_final >= 1.0 * 0.85 else -1.0]
-    assert got == expected and got != [1.0, 1.0]
+    fall, rise = acoustic_claims("pitch falls")[0], acoustic_claims("pitch rises")[0]
+    expected = [claim_score(fall, f.f0_final <= -1.0 * 0.85), claim_score(rise, f.f0_final >= 1.0 * 0.85)]
+    assert got == pytest.approx(expected) and not (got[0] > 0 and got[1] > 0)
     # the audio can also come from the prompt (A / A+T messages)
     prompt = [{"role": "user", "content": [{"type": "text", "text": "t"}, {"type": "audio", "audio": audio}]}]
-    assert evidence_reward([true_cite], prompts=[prompt]) == [1.0]
+    assert evidence_reward([true_cite], prompts=[prompt]) == pytest.approx([hit])
     # T+S_hat: the model read the perceiver's numbers; they are checked against the turn's audio all the same
-    assert evidence_reward([true_cite, fake_cite], reference_audio=[audio] * 2) == [1.0, -1.0]
+    assert evidence_reward([true_cite, fake_cite], reference_audio=[audio] * 2) == pytest.approx([hit, miss])
 
 
 def test_cited_values_with_spans_go_through_the_speech_verifier(user_turn):
@@ -95,7 +101,8 @@ def test_cited_values_with_spans_go_through_the_speech_verifier(user_turn):
     a, b = e.span
     right = f"<think>f0_final = {e.value:.3f} st over {a:.3f}-{b:.3f} s</think>"
     moved = f"<think>f0_final = {e.value:.3f} st over {a + 0.3:.3f}-{b + 0.3:.3f} s</think>"
-    assert evidence_reward([right, moved], audio=[audio] * 2) == [1.0, -1.0]  # right value, wrong place
+    hit, miss = 1 - CITED_BASE_RATE, -max(CITED_BASE_RATE, 0.5)
+    assert evidence_reward([right, moved], audio=[audio] * 2) == pytest.approx([hit, miss])  # right value, wrong place
 
 
 def test_accuracy_names_the_columns_it_needs():
@@ -107,8 +114,9 @@ def test_accuracy_names_the_columns_it_needs():
 
 def test_every_qualitative_pattern_is_found_and_checked(user_turn):
     _, f = user_turn
-    phrases = ["pitch falls at the end", "rising intonation", "monotone", "lively pitch", "slow", "fast",
-               "long pause before answering", "low energy", "loud", "lower pitch", "higher pitch"]
+    phrases = ["pitch falls at the end", "rising intonation", "monotone", "lively pitch", "she spoke slowly",
+               "she spoke fast", "long pause before answering", "low energy", "she sounded loud", "lower pitch",
+               "higher pitch"]
     found = {(c.feature, c.op) for p in phrases for c in acoustic_claims(p)}
     assert found == {(feat, op) for _, feat, op, _ in QUALITATIVE}
     for claim in acoustic_claims(" ".join(phrases)):
@@ -119,5 +127,7 @@ def test_keywords_reward_reads_the_dialogue_not_just_any_words():
     transcript = ["User: I need a flight under $200.\nAssistant: How about X?\nUser: Sure, that one."]
     grounded = "<think>The user said sure, but the tone was flat, so a need may be unmet.</think><answer>a</answer>"
     generic = "<think>The tone was flat, so a need may be unmet.</think><answer>a</answer>"
-    high, low = keywords_reward([grounded, generic], transcript * 2)
+    high, low = keywords_reward([grounded, generic], transcript * 2, access=["A+T"] * 2)
     assert high == 1.0 and low == 0.75
+    # without audio, "the tone was flat" is an unverifiable claim: it earns no delivery keyword
+    assert keywords_reward([grounded], transcript, access=["T"]) == [0.75]

@@ -34,6 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from .rewards import REWARD_WEIGHTS, REWARDS
+from .splits import SplitSpec
+
+MODES = ("episode", "state", "tools")
+DEFAULT_PROCESS_WEIGHTS = "format=0.1,consistency=0.1,keywords=0.05,overthinking=0.05,evidence=0.05"
 
 _INSTALL = 'pip install "hear2act[train]"'
 ACCESS = ("A+T", "A", "T", "T+S", "T+S_hat")
@@ -41,7 +45,8 @@ AUDIO_ACCESS = frozenset({"A", "A+T"})
 # CESAR's hyperparameters (seed paper 001, B.4), applied unless a flag says otherwise.
 CESAR_DEFAULTS: dict[str, Any] = {"learning_rate": 1e-5, "num_generations": 8, "max_completion_length": 256,
                                   "per_device_train_batch_size": 8, "beta": 0.0, "logging_steps": 1,
-                                  "save_strategy": "no", "report_to": "none", "temperature": 1.0}
+                                  "save_strategy": "no", "report_to": "none", "temperature": 1.0,
+                                  "loss_type": "grpo"}  # named, not TRL's default "dapo"
 OMNI_TYPES = frozenset({"qwen2_5_omni", "qwen2_5_omni_thinker"})
 
 
@@ -50,9 +55,13 @@ class Hear2ActArgs:
     """Arguments of the Hear2Act side of the run (the rest are GRPOConfig's)."""
 
     model: str = field(default="", metadata={"help": "checkpoint directory (Qwen2.5-Omni, its thinker, or a text LM)"})
-    access: str = field(default="A+T", metadata={"help": f"access condition, one of {ACCESS}"})
+    access: str = field(default="T+S", metadata={"help": f"access condition, one of {ACCESS}"})
     realization: str = field(default="prosody", metadata={"help": "prosody or explicit"})
-    n_scenarios: int = field(default=48, metadata={"help": "bundled scenarios the states come from (1-480)"})
+    n_scenarios: int = field(default=48, metadata={"help": "training-split scenarios the states come from "
+                                                           "(0 = all 320; never a held-out one)"})
+    test_domains: int = field(default=8, metadata={"help": "held-out split: whole domains held out"})
+    test_per_domain: int = field(default=2, metadata={"help": "held-out split: scenarios held out per other domain"})
+    split_seed: int = field(default=0, metadata={"help": "held-out split seed (training.splits; same as PPO's)"})
     episodes_per_scenario: int = field(default=1, metadata={"help": "behaviour episodes (seeds) per scenario"})
     states_per_episode: int = field(default=6, metadata={"help": "at most this many decision points per episode"})
     states_seed: int = field(default=0, metadata={"help": "first episode seed of the state collection"})
@@ -68,7 +77,22 @@ class Hear2ActArgs:
     lora_r: int = field(default=0, metadata={"help": "LoRA rank via peft (0 = full fine-tuning)"})
     lora_alpha: int = field(default=32)
     lora_target_modules: str = field(default="all-linear", metadata={"help": "'all-linear' or a comma list"})
-    tools: bool = field(default=False, metadata={"help": "play whole episodes in TRL's multi-turn tool loop "
+    mode: str = field(default="episode", metadata={"help": "episode (default: whole on-policy episodes in the env, "
+                                                           "episode reward; text LMs, access T/T+S/T+S_hat), state "
+                                                           "(CESAR's one-step states; its optimum need not solve the "
+                                                           "task) or tools (TRL environment_factory)"})
+    success_weight: float = field(default=1.0, metadata={"help": "episode reward: weight of success"})
+    turn_cost: float = field(default=0.05, metadata={"help": "episode reward: cost per assistant turn (env turn_cost)"})
+    process_weights: str = field(default=DEFAULT_PROCESS_WEIGHTS, metadata={
+        "help": "episode reward: term=weight of CESAR's per-turn process terms, averaged over the episode's turns"})
+    reasoning: bool = field(default=True, metadata={"help": "episode mode: ask for <think>/<answer> (evaluate with "
+                                                            "hear2act rollout --reasoning)"})
+    eval_every: int = field(default=0, metadata={"help": "held-out evaluation every N steps (0: before and after "
+                                                         "only; -1: never); writes heldout_eval.json"})
+    eval_n: int = field(default=0, metadata={"help": "held-out scenarios evaluated (first N of the split; 0: all)"})
+    eval_stride: int = field(default=1, metadata={"help": "evaluate every N-th held-out scenario (then eval_n)"})
+    eval_seed: int = field(default=10_000, metadata={"help": "episode seed of held-out scenario i is eval_seed + i"})
+    tools: bool = field(default=False, metadata={"help": "= --mode tools: whole episodes in TRL's multi-turn tool loop "
                                                          "(environment_factory=Hear2ActToolEnv; text access T/T+S; "
                                                          "the reward is the episode outcome)"})
 
@@ -150,6 +174,16 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
         raise ValueError("--model is required (a checkpoint directory)")
     if args.access not in ACCESS:
         raise ValueError(f"--access must be one of {ACCESS}, got {args.access!r}")
+    if args.tools:
+        args.mode = "tools"
+    if args.mode not in MODES:
+        raise ValueError(f"--mode must be one of {MODES}, got {args.mode!r}")
+    args.tools = args.mode == "tools"
+    if args.mode == "episode":
+        return args, _episode_config(args, config)
+    if args.mode == "state":
+        print("training.grpo --mode state: CESAR's per-state reward; its optimum need not solve the task (a policy "
+              "that never recommends maximises it). --mode episode trains on whole episodes.", file=sys.stderr)
     if args.tools and args.access not in ("T", "T+S"):
         raise ValueError(f"--tools plays text access T or T+S (TRL's tool loop carries no audio), got {args.access}")
     if config.use_vllm and args.access in AUDIO_ACCESS:
@@ -169,14 +203,72 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     return args, config
 
 
+def _episode_config(args: Hear2ActArgs, config: Any) -> Any:
+    """Checks of an episode-mode run; the reward weights are the episode reward's (1) and its logged parts (0)."""
+    from .episode_rollout import reward_funcs
+    from .episodes import EpisodeReward
+
+    if args.access not in ("T", "T+S", "T+S_hat"):
+        raise ValueError(f"--mode episode plays text access T, T+S or T+S_hat (audio episodes are not built yet), "
+                         f"got {args.access}; use --mode state for audio access")
+    if config.use_vllm:
+        raise ValueError("--mode episode generates each turn with transformers inside the rollout; drop --use_vllm")
+    EpisodeReward.from_args(args)  # validates the weights (process range below half the success weight)
+    if config.reward_weights is not None or args.weights:
+        raise ValueError("--mode episode: set --success_weight / --turn_cost / --process_weights, not "
+                         "--reward_weights / --weights")
+    config.reward_weights = reward_funcs()[1]
+    return config
+
+
+def split_spec(args: Hear2ActArgs) -> SplitSpec:
+    """The held-out split of the run (:mod:`training.splits`)."""
+    return SplitSpec(args.test_domains, args.test_per_domain, args.split_seed)
+
+
+def training_episodes(args: Hear2ActArgs) -> list[tuple[str, int]]:
+    """The ``(scenario_id, seed)`` episodes the run trains on: training split only (:mod:`training.splits`)."""
+    from .grpo_data import default_episodes
+
+    return default_episodes(args.n_scenarios, args.states_seed, per_scenario=args.episodes_per_scenario,
+                            split=split_spec(args))
+
+
+def heldout_ids(args: Hear2ActArgs) -> list[str]:
+    """The held-out scenario ids the run evaluates on (every ``eval_stride``-th, then the first ``eval_n``; 0: all)."""
+    from .splits import bundled_split, eval_ids
+
+    if args.eval_stride < 1:
+        raise ValueError(f"--eval_stride must be >= 1, got {args.eval_stride}")
+    ids = eval_ids(bundled_split(split_spec(args)))[::args.eval_stride]
+    return ids[:args.eval_n] if args.eval_n else ids
+
+
+def episode_rows(episodes: list[tuple[str, int]], access: str, *, reasoning: bool) -> list[dict[str, Any]]:
+    """One row per episode start: its first P6 prompt (what TRL logs) and the ``scenario_id`` / ``seed`` to play."""
+    from agents.prompts import build_messages, domain_from_scenario_id
+
+    from .grpo_data import make_env
+
+    env = make_env("prosody", access)
+    rows = []
+    for sid, seed in episodes:
+        obs, _ = env.reset(seed=int(seed), options={"scenario_id": sid})
+        prompt = build_messages(obs, access, domain=domain_from_scenario_id(sid), reasoning=reasoning)
+        rows.append({"prompt": prompt, "scenario_id": sid, "seed": int(seed)})
+    return rows
+
+
 def build_dataset(args: Hear2ActArgs):
     """The training states of the run as a ``datasets.Dataset`` (prompts + scoring columns)."""
     from datasets import Dataset
 
-    from .grpo_data import collect_states, default_episodes, training_rows
+    from .grpo_data import collect_states, training_rows
     from .tools_env import tool_rows
 
-    episodes = default_episodes(args.n_scenarios, args.states_seed, per_scenario=args.episodes_per_scenario)
+    episodes = training_episodes(args)
+    if args.mode == "episode":
+        return Dataset.from_list(episode_rows(episodes, args.access, reasoning=args.reasoning))
     states = collect_states(args.realization, episodes, max_per_episode=args.states_per_episode)
     if args.tools:
         return Dataset.from_list(tool_rows(states, args.access))
@@ -222,6 +314,8 @@ def build_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
     """The trainer for the run: Omni (audio-aware) for Qwen2.5-Omni checkpoints, stock GRPOTrainer otherwise."""
     from .rewards import make_reward_funcs
 
+    if args.mode == "episode":
+        return _episode_trainer(args, config, dataset)
     names = [n.strip() for n in args.rewards.split(",") if n.strip()]
     funcs = make_reward_funcs(names, accuracy={"outcome_weight": args.outcome_weight},
                               overthinking={"norm": args.overthinking_norm})
@@ -261,6 +355,46 @@ def build_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
                        processing_class=tokenizer, peft_config=peft_config, **extra)
 
 
+def _load_text_lm(args: Hear2ActArgs):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    dtypes = {"auto": torch.bfloat16 if torch.cuda.is_available() else torch.float32, "bfloat16": torch.bfloat16,
+              "float16": torch.float16, "float32": torch.float32}
+    if args.dtype not in dtypes:
+        raise ValueError(f"--dtype must be one of {sorted(dtypes)}, got {args.dtype!r}")
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=dtypes[args.dtype])
+    tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def _episode_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
+    """TRL GRPOTrainer with the whole-episode ``rollout_func`` (:mod:`training.episode_rollout`)."""
+    from .episode_rollout import EpisodeGRPOTrainer, heldout_callback, make_rollout_func, reward_funcs
+    from .episodes import EpisodeReward
+
+    if _model_type(args.model) in OMNI_TYPES:
+        raise ValueError("--mode episode trains text LMs (access T/T+S/T+S_hat); audio episodes for Omni are not "
+                         "built yet: use --mode state")
+    model, tokenizer = _load_text_lm(args)
+    reward = EpisodeReward.from_args(args)
+    rollout = make_rollout_func(access=args.access, reward=reward, realization=args.realization,
+                                reasoning=args.reasoning, max_new_tokens=config.max_completion_length,
+                                temperature=config.temperature, top_p=config.top_p, top_k=config.top_k or 0,
+                                assistant=args.assistant, seed=config.seed)
+    callbacks = []
+    if args.eval_every >= 0:
+        callbacks.append(heldout_callback(tokenizer=tokenizer, scenario_ids=heldout_ids(args), access=args.access,
+                                          reasoning=args.reasoning, max_new_tokens=config.max_completion_length,
+                                          every=args.eval_every, out=config.output_dir,
+                                          realization=args.realization, seed=args.eval_seed, reward=reward))
+    return EpisodeGRPOTrainer(model=model, reward_funcs=reward_funcs()[0], args=config, train_dataset=dataset,
+                              processing_class=tokenizer, peft_config=_peft_config(args), rollout_func=rollout,
+                              callbacks=callbacks)
+
+
 def summarize(trainer: Any, wall_s: float) -> dict[str, Any]:
     history = trainer.state.log_history
     step_times = [h["step_time"] for h in history if "step_time" in h]
@@ -270,6 +404,14 @@ def summarize(trainer: Any, wall_s: float) -> dict[str, Any]:
             "reward_terms": rewards}
 
 
+def _resume(args: Hear2ActArgs, config: Any) -> Any:
+    """``--resume_from_checkpoint PATH`` (TrainingArguments' flag) resumes; ``true`` picks the latest in output_dir."""
+    value = config.resume_from_checkpoint
+    if value in (None, "", "false", "False"):
+        return None
+    return True if value in ("true", "True") else value
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args, config = parse(argv)
     out = Path(config.output_dir)
@@ -277,7 +419,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     dataset = build_dataset(args)
     trainer = build_trainer(args, config, dataset)
     start = time.perf_counter()
-    trainer.train()
+    trainer.train(resume_from_checkpoint=_resume(args, config))
     summary = summarize(trainer, time.perf_counter() - start)
     trainer.save_model(str(out))
     if trainer.accelerator.is_main_process:
@@ -288,7 +430,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                                     encoding="utf-8")
         (out / "grpo_log.json").write_text(json.dumps(trainer.state.log_history, indent=1) + "\n", encoding="utf-8")
         (out / "grpo_summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-        print(f"GRPO {args.access}: {summary['steps']} steps, {len(dataset)} states, mean step "
+        print(f"GRPO {args.mode} {args.access}: {summary['steps']} steps, {len(dataset)} rows, mean step "
               f"{summary['mean_step_time_s']:.2f} s; wrote {out}", file=sys.stderr)
     return summary
 

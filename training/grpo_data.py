@@ -36,6 +36,8 @@ from hear2act_env.dialogue.actions import INVALID, parse_action
 from hear2act_env.dialogue.engine import RESOLVED, assess
 from hear2act_env.env import Hear2ActEnv
 
+from .splits import DEFAULT_SPLIT, SplitSpec, bundled_split, train_ids
+
 # Behaviour policies that reach the training states, picked per episode by a seeded draw: a mix of a
 # premature closer (transcript-rule under Prosody), a careful rule agent, and the privileged oracle.
 BEHAVIOURS = ("transcript-rule", "state-rule", "oracle", "random")
@@ -269,15 +271,16 @@ def attach_audio(messages: Sequence[dict[str, Any]], audio: Any) -> list[dict[st
     return out
 
 
-def default_episodes(n_scenarios: int, seed: int = 0, *, per_scenario: int = 1) -> list[tuple[str, int]]:
-    """``(scenario_id, seed)`` pairs over the first ``n_scenarios`` bundled scenarios, seeds from ``seed``."""
-    from hear2act_env import load_scenarios
+def default_episodes(n_scenarios: int, seed: int = 0, *, per_scenario: int = 1,
+                     split: SplitSpec = DEFAULT_SPLIT) -> list[tuple[str, int]]:
+    """``(scenario_id, seed)`` pairs over ``n_scenarios`` scenarios of the *training* split (0: all of it).
 
-    scenarios = load_scenarios()
-    if not 1 <= n_scenarios <= len(scenarios):
-        raise ValueError(f"n_scenarios must be in 1..{len(scenarios)}, got {n_scenarios}")
-    return [(s.id, seed + i * per_scenario + k) for i, s in enumerate(scenarios[:n_scenarios])
-            for k in range(per_scenario)]
+    The scenarios are :func:`training.splits.train_ids` of ``split`` (round-robin
+    over the training domains), so no state ever comes from a held-out scenario;
+    episode seeds count up from ``seed``.
+    """
+    ids = train_ids(bundled_split(split), n_scenarios)
+    return [(sid, seed + i * per_scenario + k) for i, sid in enumerate(ids) for k in range(per_scenario)]
 
 
 __all__ = [

@@ -2,7 +2,7 @@
 
     python -m training.ppo --access T+S --total-timesteps 20000 --seed 0 --out runs/ppo-ts-0
 
-Scenarios are split once (``--split-seed``, the same for every run, so every
+Scenarios are split once by :func:`training.splits.split_scenarios` (``--split-seed``, the same for every run, so every
 access condition and seed is scored on the same held-out scenarios): whole
 domains are held out (unseen domains) and, of the remaining domains, a few
 scenarios each (unseen scenarios of seen domains). The policy trains on the
@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .splits import split_scenarios
 
 AUDIO = frozenset({"A", "A+T", "T+S_hat", "T+affect"})
 TRAIN_INSTALL = 'pip install "hear2act[train]"'
@@ -79,27 +81,6 @@ def parse_args(cls: type = Args, argv: list[str] | None = None) -> Any:
         else:
             parser.add_argument(flag, type=type(f.default), default=f.default, help=help_text)
     return cls(**vars(parser.parse_args(argv)))
-
-
-def split_scenarios(scenarios: list, test_domains: int, test_per_domain: int, seed: int) -> dict[str, list]:
-    """{"train", "unseen_domain", "unseen_scenario"}: whole domains held out, then scenarios per domain."""
-    rng = np.random.default_rng(seed)
-    domains = sorted({s.domain for s in scenarios})
-    if not 0 <= test_domains < len(domains):
-        raise ValueError(f"test_domains must be in 0..{len(domains) - 1}, got {test_domains}")
-    held = set(np.array(domains)[rng.permutation(len(domains))[:test_domains]].tolist())
-    out: dict[str, list] = {"train": [], "unseen_domain": [], "unseen_scenario": []}
-    for domain in domains:
-        group = [s for s in scenarios if s.domain == domain]
-        if domain in held:
-            out["unseen_domain"] += group
-            continue
-        if not 0 <= test_per_domain < len(group):
-            raise ValueError(f"test_per_domain must leave a training scenario in {domain!r}, got {test_per_domain}")
-        picked = set(rng.permutation(len(group))[:test_per_domain].tolist())
-        for i, s in enumerate(group):
-            out["unseen_scenario" if i in picked else "train"].append(s)
-    return out
 
 
 def _env_kwargs(args: Args) -> dict[str, Any]:

@@ -111,12 +111,28 @@ _DECISION_CUE = re.compile(r"\b(I will|I'll|I should|I need to|let me|let's|next
 _NEGATED = re.compile(r"(?:\bnot|\bnever|n't|\bno)\s+(?:\w+\s+)?$", re.IGNORECASE)
 _VERB_KIND = {"recommend": "recommend", "suggest": "recommend", "propose": "recommend", "offer": "recommend",
               "switch": "recommend", "confirm": "confirm", "book": "confirm", "finalize": "confirm",
-              "finalise": "confirm", "lock in": "confirm", "go with": "confirm", "ask": "ask", "question": "ask",
+              "finalise": "confirm", "lock in": "confirm", "go with": "go with", "ask": "ask", "question": "ask",
               "clarify": "clarify"}
+# What someone else said or asked is not the assistant's decision: quoted words, and clauses reporting the user.
+_QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?<![\w])'[^']*'(?![\w])")
+_REPORTED = re.compile(
+    r"\b(?:since|because|as|although|while|after|when|given that)?\s*(?:the user|the customer|they|she|he)\s+"
+    r"(?:has\s+|had\s+|just\s+)?(?:asked|asks|said|says|mentioned|mentions|wanted|wants|requested|requests|"
+    r"questioned|wondered|told me)\b[^,;.!?\n]*", re.IGNORECASE)
+_REFUSAL = re.compile(r"^\s*(?:no\b|nope\b|not\b|that won't|that doesn't|that does not|it won't|it doesn't|"
+                      r"that's not|that is not|i don't|i can't|that can't)", re.IGNORECASE)
 
 
-def stated_decision(reasoning: str) -> tuple[str, int | None] | None:
+def _strip_reported(sentence: str) -> str:
+    return _REPORTED.sub(" ", _QUOTED.sub(" ", sentence))
+
+
+def stated_decision(reasoning: str, current: int | None = None) -> tuple[str, int | None] | None:
     """(kind, option) of the decision the reasoning states: the first action verb of its last decision sentence.
+
+    Quoted words and reported speech ("Since the user asked ...") are not the
+    decision. "go with option N" is CONFIRM when N is the ``current``
+    recommendation (or no option is named) and RECOMMEND N otherwise.
 
     >>> stated_decision("The user sounds hesitant. So I should ask what bothers them.")
     ('ask', None)
@@ -126,44 +142,103 @@ def stated_decision(reasoning: str) -> tuple[str, int | None] | None:
     True
     >>> stated_decision("She sounds flat, so I won't confirm yet and will ask instead.")
     ('ask', None)
+    >>> stated_decision("Since the user asked about the price, I will recommend option 9.")
+    ('recommend', 9)
+    >>> stated_decision("So let's go with option 4.", current=4), stated_decision("So let's go with option 4.")
+    (('confirm', None), ('recommend', 4))
     """
     sentences = [s for s in re.split(r"(?<=[.!?;])\s+|\n+", reasoning) if s.strip()]
-    ordered = [s for s in sentences if _DECISION_CUE.search(s)] or sentences
+    ordered = [s for s in sentences if _DECISION_CUE.search(_strip_reported(s))] or sentences
     for sentence in reversed(ordered):
+        sentence = _strip_reported(sentence)
         # "I won't confirm yet, I'll ask": a negated verb is not the decision
         m = next((m for m in _DECISION_VERB.finditer(sentence)
                   if not _NEGATED.search(sentence[max(0, m.start() - 24):m.start()])), None)
         if m is not None:
             verb = re.sub(r"\s+", " ", m.group(1).lower())
             kind = _VERB_KIND.get(verb) or _VERB_KIND.get(verb.rstrip("e")) or "confirm"
-            return kind, int(m.group(2)) if m.group(2) and kind == "recommend" else None
+            option = int(m.group(2)) if m.group(2) else None
+            if kind == "go with":
+                kind = "confirm" if option is None or option == current else "recommend"
+            return kind, option if kind == "recommend" else None
     return None
 
 
-def consistency_reward(completions: Sequence[Any], **kwargs: Any) -> list[float]:
-    """1.0 when the reasoning's stated decision (kind, and option for RECOMMEND) is the answer's action.
+def dialogue_context(transcript: str) -> tuple[int | None, frozenset[int]]:
+    """(current recommendation, options the user turned down) read off a transcript's ``Assistant:`` lines.
+
+    >>> dialogue_context("User: hi\\nAssistant: [ACTION: RECOMMEND] [OPTION: 3] x\\nUser: No, that won't work."
+    ...                  "\\nAssistant: [ACTION: RECOMMEND] [OPTION: 5] y\\nUser: Maybe.")
+    (5, frozenset({3}))
+    """
+    current, refused = None, set()
+    lines = transcript.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("Assistant: "):
+            continue
+        action = parse_action(line[len("Assistant: "):], N_OPTIONS)
+        if action.kind != "recommend":
+            continue
+        current = action.option
+        reply = next((ln[len("User: "):] for ln in lines[i + 1:i + 2] if ln.startswith("User: ")), "")
+        if _REFUSAL.search(reply):
+            refused.add(action.option)
+    return current, frozenset(refused)
+
+
+def _n_options(options: str | None) -> int:
+    if not options:
+        return N_OPTIONS
+    numbers = [int(m.group(1)) for m in re.finditer(r"^\s*(\d+)\.", options, re.MULTILINE)]
+    return max(numbers) if numbers else N_OPTIONS
+
+
+def consistency_reward(completions: Sequence[Any], transcript: Sequence[str] | None = None,
+                       options: Sequence[str] | None = None, **kwargs: Any) -> list[float]:
+    """1.0 when the reasoning's stated decision is the answer's action and fits the dialogue, else 0.0.
+
+    The decision (kind, and option for RECOMMEND) must be the answer's; with
+    the dialogue given (``transcript``, ``options`` columns), a recommended
+    option must exist and must not be one the user already turned down, and
+    "go with option N" reads as CONFIRM only for the current recommendation.
 
     >>> consistency_reward([
     ...     "<think>She sounded flat, so I should ask.</think><answer>[ACTION: ASK] What matters?</answer>",
     ...     "<think>She sounded flat, so I should ask.</think><answer>[ACTION: CONFIRM] Done.</answer>",
     ...     "<think>So I will recommend option 2.</think><answer>[ACTION: RECOMMEND] [OPTION: 3] x</answer>"])
     [1.0, 0.0, 0.0]
+    >>> t = "User: hi\\nAssistant: [ACTION: RECOMMEND] [OPTION: 3] x\\nUser: No, that won't work."
+    >>> consistency_reward(["<think>I will recommend option 3.</think><answer>[ACTION: RECOMMEND] [OPTION: 3] x"
+    ...                     "</answer>"], transcript=[t])
+    [0.0]
     """
+    n = len(completions)
+    transcripts = list(transcript) if transcript is not None else [""] * n
+    option_texts = list(options) if options is not None else [None] * n
     out = []
-    for c in completions:
+    for c, t, o in zip(completions, transcripts, option_texts, strict=True):
         reasoning, answer = split_reasoning(completion_text(c))
-        action = parse_action(answer, N_OPTIONS)
-        decision = stated_decision(reasoning)
+        n_options = _n_options(o)
+        action = parse_action(answer, n_options)
+        current, refused = dialogue_context(t or "")
+        decision = stated_decision(reasoning, current)
         ok = (decision is not None and action.kind != INVALID and decision[0] == action.kind
               and (decision[1] is None or decision[1] == action.option))
+        if ok and action.kind == "recommend":
+            ok = 1 <= action.option <= n_options and action.option not in refused
         out.append(1.0 if ok else 0.0)
     return out
 
 
 # -- keywords -----------------------------------------------------------------------------------------------------
-_DELIVERY = re.compile(r"\b(tone|pitch|voice|deliver\w*|prosod\w*|sound\w*|hesita\w*|flat|lukewarm|warm|"
-                       r"enthusias\w*|concern\w*|frustrat\w*|reluctan\w*|underwhelm\w*|satisf\w*|reliev\w*|"
-                       r"resolved|unresolved|pause\w*|slow|energy|intonation)\b", re.IGNORECASE)
+# Delivery, read off the state (the tag under T+S, or words like "hesitant"): earned under every access.
+_STATE_WORDS = re.compile(r"\b(hesita\w*|lukewarm|enthusias\w*|concern\w*|frustrat\w*|reluctan\w*|underwhelm\w*|"
+                          r"satisf\w*|reliev\w*|disappoint\w*|resolved|unresolved|state tag|tag)\b", re.IGNORECASE)
+# Delivery, heard: acoustic words. They earn the keyword only when there is audio; without it the evidence term
+# penalises them as fabricated claims, so the two terms never pull opposite ways.
+_ACOUSTIC_WORDS = re.compile(r"\b(tone|pitch|voice|deliver\w*|prosod\w*|sounded|sounding|flat|warm|pause\w*|slow\w*|"
+                             r"energy|intonation|quiet\w*|loud\w*|soft\w*|monoton\w*)\b", re.IGNORECASE)
+AUDIO_ACCESS = frozenset({"A", "A+T", "T+S_hat"})
 _NEEDS = re.compile(r"\b(need\w*|requirement\w*|prefer\w*|constraint\w*|must|budget|price|priority|"
                     r"option\s*\d+)\b", re.IGNORECASE)
 _LOGIC = re.compile(r"\b(because|since|so|therefore|thus|however|but|although|which means|if)\b", re.IGNORECASE)
@@ -191,13 +266,29 @@ def _last_user_turn(transcript: str) -> str:
     return lines[-1][len("User: "):] if lines else ""
 
 
+def has_audio(n: int, prompts: Sequence[Any] | None = None, audio: Sequence[Any] | None = None,
+              reference_audio: Sequence[Any] | None = None, access: Sequence[str] | None = None) -> list[bool]:
+    """Per completion: was there audio the reasoning could describe (an audio column / part, or an audio access)?"""
+    out = []
+    for i in range(n):
+        clip = next((col[i] for col in (audio, reference_audio) if col is not None and col[i] is not None), None)
+        if clip is None and prompts is not None:
+            clip = prompt_audio(prompts[i])
+        out.append(clip is not None or (access is not None and str(access[i]) in AUDIO_ACCESS))
+    return out
+
+
 def keywords_reward(completions: Sequence[Any], transcript: Sequence[str] | None = None,
+                    prompts: Sequence[Any] | None = None, audio: Sequence[Any] | None = None,
+                    reference_audio: Sequence[Any] | None = None, access: Sequence[str] | None = None,
                     **kwargs: Any) -> list[float]:
     """Mean of four checks on the reasoning: it cites the user's last words, the delivery, the needs, and reasons.
 
     * dialogue: the reasoning quotes the user's last turn or shares a content
       word with it (``(spoken)`` turns: with any transcript line);
-    * delivery: it names how the user sounded (tone, hesitant, flat, ...);
+    * delivery: it names the user's state (hesitant, unresolved, the tag, ...),
+      or -- only when there is audio -- how they sounded (tone, flat, pause, ...):
+      without audio those words are unverifiable claims that ``evidence`` penalises;
     * needs: it talks about needs / requirements / options;
     * logic: it uses a connective (because, so, but, ...).
 
@@ -206,17 +297,22 @@ def keywords_reward(completions: Sequence[Any], transcript: Sequence[str] | None
     ...                  "<answer>[ACTION: ASK] x</answer>", "<think>ok</think><answer>y</answer>"], t * 2)
     [1.0, 0.0]
     >>> keywords_reward(["<think>'Okay, sounds good' but flat, so a need is unmet.</think>"],
-    ...                 ["User: Okay, sounds good."])
+    ...                 ["User: Okay, sounds good."], access=["A"])
     [1.0]
+    >>> keywords_reward(["<think>'Okay, sounds good' but flat, so a need is unmet.</think>"],
+    ...                 ["User: Okay, sounds good."], access=["T"])
+    [0.75]
     """
     transcripts = list(transcript) if transcript is not None else [""] * len(completions)
+    heard = has_audio(len(completions), prompts, audio, reference_audio, access)
     out = []
-    for c, t in zip(completions, transcripts, strict=True):
+    for c, t, h in zip(completions, transcripts, heard, strict=True):
         reasoning, _ = split_reasoning(completion_text(c))
         last = _last_user_turn(t)
         source = t if last.strip() in ("", "(spoken)") else last
         grounded = bool(_content_words(source) & _content_words(reasoning)) or _quotes(reasoning, last)
-        checks = (grounded, bool(_DELIVERY.search(reasoning)), bool(_NEEDS.search(reasoning)),
+        delivery = bool(_STATE_WORDS.search(reasoning)) or (h and bool(_ACOUSTIC_WORDS.search(reasoning)))
+        checks = (grounded, delivery, bool(_NEEDS.search(reasoning)),
                   bool(_LOGIC.search(reasoning)))
         out.append(sum(checks) / len(checks))
     return out
@@ -289,8 +385,40 @@ _CITED_AFTER = re.compile(_NUM + r"\s*(syllables/s|s before speaking)", re.IGNOR
 REL_MARGIN = 0.15  # the 15 % tolerance of the deterministic checks (seed paper 002)
 
 
+# A qualitative word is a claim about the user's voice only when its clause says so: words that name the voice are
+# claims by themselves (pitch, intonation, pause, energy ...); bare adjectives (slow, fast, quiet, soft, loud) need a
+# speech word in the same sentence ("she spoke slowly"), so option words ("fast shipping", "quiet keyboard") are not.
+# Quoted text (the user's words, option names) is never a claim.
+_VOICE_WORD = re.compile(r"pitch|intonation|tone|voice|f0|upspeak|monoton|range|paus|hesitat|delay|energy|volume|"
+                         r"intensity|drawn|dragg|took a", re.IGNORECASE)
+_SPEECH_ANCHOR = re.compile(r"\b(sound\w*|voice|tone|pitch|intonation|spoke|speak\w*|speech|said|says|talk\w*|pace|"
+                            r"delivered|replied|answered|responded)\b", re.IGNORECASE)
+# How often each qualitative claim is true of a user turn by base rate (hibari, prosody realization; measured by
+# benchmarks/evidence_base_rates.py on 99 user turns of 60 training-split episodes, state-rule, seeds 0-59).
+BASE_RATES: dict[tuple[str, str, float], float] = {
+    ("f0_final", "<=", -1.0): 0.465, ("f0_final", ">=", 1.0): 0.212, ("f0_range", "<=", 5.0): 0.242,
+    ("f0_range", ">=", 8.5): 0.475, ("speech_rate", "<=", 4.0): 0.495, ("speech_rate", ">=", 5.2): 0.616,
+    ("lead_pause", ">=", 0.6): 0.525, ("rms_rel", "<=", -1.5): 0.253, ("rms_rel", ">=", 1.5): 0.303,
+    ("f0_rel", "<=", -1.0): 0.283, ("f0_rel", ">=", 1.0): 0.313,
+}
+CITED_BASE_RATE = 0.1  # a cited value within the 15 % tolerance by chance (assumed, not measured)
+
+
+def _blank_quotes(text: str) -> str:
+    return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _sentence_at(text: str, start: int) -> str:
+    left = max(text.rfind(p, 0, start) for p in ".!?\n")
+    ends = [i for i in (text.find(p, start) for p in ".!?\n") if i >= 0]
+    return text[left + 1:min(ends) if ends else len(text)]
+
+
 def acoustic_claims(reasoning: str) -> list[Claim]:
-    """Every acoustic claim in a reasoning trace, qualitative or a cited value.
+    """Every claim about the user's voice in a reasoning trace, qualitative or a cited value.
+
+    >>> [c.feature for c in acoustic_claims('She wants "fast shipping" and a quiet keyboard. She spoke slowly.')]
+    ['speech_rate']
 
     >>> [(c.feature, c.op, c.value) for c in acoustic_claims("Her pitch falls at the end; slow, low energy.")]
     [('f0_final', '<=', -1.0), ('speech_rate', '<=', 4.0), ('rms_rel', '<=', -1.5)]
@@ -299,10 +427,12 @@ def acoustic_claims(reasoning: str) -> list[Claim]:
     >>> acoustic_claims("f0_final -2.1 st over 1.20-1.55 s")[0].span
     (1.2, 1.55)
     """
+    reasoning = _blank_quotes(reasoning)
     found: list[tuple[int, Claim]] = []
     for pattern, feature, op, value in _QUALITATIVE:
         for m in pattern.finditer(reasoning):
-            found.append((m.start(), Claim(m.group(0), feature, op, value)))
+            if _VOICE_WORD.search(m.group(0)) or _SPEECH_ANCHOR.search(_sentence_at(reasoning, m.start())):
+                found.append((m.start(), Claim(m.group(0), feature, op, value)))
     for m in _CITED.finditer(reasoning):
         name = m.group(1).lower()
         unit = {"syllables/s": "syll/s"}.get(m.group(3), m.group(3))
@@ -385,10 +515,29 @@ def prompt_audio(prompt: Any) -> Any | None:
     return None
 
 
+def base_rate(claim: Claim) -> float:
+    """How often the claim holds of a user turn by chance (:data:`BASE_RATES`; cited values: 0.1)."""
+    return CITED_BASE_RATE if claim.op == "=" else BASE_RATES.get((claim.feature, claim.op, claim.value), 0.5)
+
+
+def claim_score(claim: Claim, verified: bool) -> float:
+    """``1 - p`` for a verified claim, ``-max(p, 0.5)`` for a false one (``p``: its base rate).
+
+    A claim made whatever the audio then scores ``p (1 - p) - (1 - p) max(p, 0.5) <= 0`` in expectation: saying
+    "slow" every turn cannot earn evidence reward, only hearing it can.
+
+    >>> c = Claim("slow", "speech_rate", "<=", 4.0)
+    >>> round(claim_score(c, True), 3), round(claim_score(c, False), 3)
+    (0.505, -0.5)
+    """
+    p = base_rate(claim)
+    return 1.0 - p if verified else -max(p, 0.5)
+
+
 def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = None,
                     audio: Sequence[Any] | None = None, reference_audio: Sequence[Any] | None = None,
                     **kwargs: Any) -> list[float]:
-    """``(verified - fabricated) / claims`` over the acoustic claims of each reasoning; 0.0 without claims.
+    """Mean calibrated score (:func:`claim_score`) of the voice claims of each reasoning; 0.0 without claims.
 
     Each claim is re-derived from the user turn's audio -- the ``audio`` column
     or the prompt's audio part (what the model heard under ``A`` / ``A+T``), else
@@ -396,17 +545,19 @@ def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = 
     of it) -- by the speech layer's feature extractor and checked with the
     verifier's 15 % tolerance; a cited value with a span goes through
     :func:`hear2act_env.speech.verify.check_claim` whole (provenance, unit,
-    span). With no audio at all (``T``) the model cannot know the delivery, so
-    every acoustic claim is fabricated.
+    span). With no audio at all (``T``, ``T+S``) the model cannot know the delivery, so
+    every voice claim scores -1. Words that are not about the voice (option
+    features such as "fast shipping", quoted words) are not claims
+    (:func:`acoustic_claims`).
 
     >>> import numpy as np
     >>> t = np.arange(int(1.2 * 16000)) / 16000
     >>> f0 = np.where(t < 0.8, 200.0, 200.0 - 150.0 * (t - 0.8))    # level, then a fall over the last 0.4 s
     >>> falling = (0.3 * np.sin(2 * np.pi * np.cumsum(f0) / 16000)).astype(np.float32)
     >>> think = "<think>Her pitch {} at the end.</think><answer>[ACTION: ASK] x</answer>"
-    >>> evidence_reward([think.format("falls"), think.format("rises"), "<think>no claim</think>"],
-    ...                 audio=[falling] * 3)
-    [1.0, -1.0, 0.0]
+    >>> [round(v, 3) for v in evidence_reward([think.format("falls"), think.format("rises"), "<think>no claim</think>"],
+    ...                                                  audio=[falling] * 3)]
+    [0.535, -0.5, 0.0]
     >>> evidence_reward([think.format("falls")])        # no audio to check against: fabricated
     [-1.0]
     """
@@ -427,8 +578,7 @@ def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = 
             out.append(-1.0)
             continue
         feats = _features(clip)
-        verified = sum(check_claim(cl, feats) for cl in claims)
-        out.append((2 * verified - len(claims)) / len(claims))
+        out.append(sum(claim_score(cl, check_claim(cl, feats)) for cl in claims) / len(claims))
     return out
 
 
@@ -470,6 +620,8 @@ def make_reward_funcs(names: Sequence[str] = tuple(REWARDS), **options: dict[str
 
 
 __all__ = [
+    "BASE_RATES",
+    "CITED_BASE_RATE",
     "MAX_COMPLETION",
     "QUALITATIVE",
     "REWARDS",
@@ -477,11 +629,14 @@ __all__ = [
     "Claim",
     "accuracy_reward",
     "acoustic_claims",
+    "base_rate",
     "check_claim",
+    "claim_score",
     "completion_text",
     "consistency_reward",
     "evidence_reward",
     "format_reward",
+    "has_audio",
     "keywords_reward",
     "make_reward_funcs",
     "overthinking_reward",

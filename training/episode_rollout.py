@@ -1,0 +1,266 @@
+"""On-policy whole episodes for TRL's ``GRPOTrainer``: a ``rollout_func``, the sampling policy, held-out evaluation.
+
+Each dataset row is an episode start ``(scenario_id, seed)`` of the training
+split; TRL repeats it ``num_generations`` (K) times. :func:`make_rollout_func`
+returns the ``rollout_func`` that plays the K episodes of every group **in
+the env, to the end, with the model being trained** -- through the evaluation
+engine (:func:`eval.engine.run_episodes`), so every turn sees the same P6
+prompt (:func:`agents.prompts.build_messages`) and its answer is read by the
+same parser as in ``hear2act rollout --agent hf:CKPT``. A checkpoint written
+by the run is evaluated by that command unchanged.
+
+What one sample trains on. P6 rebuilds the whole prompt at every turn
+(system + transcript + tag), so the turns of an episode are not one token
+sequence; concatenating them would train each answer under a context the
+policy never sees at evaluation. Instead each sample returns **one turn of
+its episode, drawn uniformly** (seeded by step, row and episode seed): that
+turn's exact prompt ids and sampled completion ids, with the whole episode's
+reward (:class:`training.episodes.EpisodeReward`: success with the turn cost,
+plus the process terms scored on each turn). In expectation this is the
+REINFORCE gradient of the episode return with each turn weighted 1/T; GRPO's
+group normalisation compares the K episodes of the same start.
+
+Held-out evaluation (:class:`HeldOutEval`) plays the held-out scenarios
+(:func:`training.splits.eval_ids`) greedily with
+:class:`agents.llm.policy.ModelPolicy` over :class:`agents.llm.hf.HFBackend`
+-- the exact stack of ``hear2act rollout --agent hf:...`` -- before training,
+every ``--eval_every`` steps and after, and writes ``heldout_eval.json``
+next to the checkpoints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import PolicyInput, PolicyOutput
+from agents.llm.reasoning import split_reasoning
+
+from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
+
+ENV_IDS = {"prosody": "Hear2Act-Prosody-v0", "explicit": "Hear2Act-Explicit-v0"}
+# Logged next to the episode reward (weight 0): TRL streams each as rewards/<name>/mean at every logging step.
+LOGGED = ("success", "outcome", "turns", *(f"process/{t}" for t in PROCESS_TERMS))
+
+
+def _seed(*parts: Any) -> int:
+    digest = hashlib.blake2b("/".join(str(p) for p in parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % (2**31)
+
+
+class SamplingPolicy:
+    """The model being trained as a batched policy: P6 prompts, seeded sampling, token ids kept in ``extra``.
+
+    Builds each prompt exactly as :class:`agents.llm.policy.ModelPolicy` does and
+    samples with :class:`agents.llm.hf.SeededSampler` (one generator per
+    request, seeded by ``salt``, episode key and turn: no global RNG).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, *, access: str, reasoning: bool, max_new_tokens: int,
+                 temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0, assistant: str = "spoken",
+                 salt: int = 0, name: str = "grpo-policy") -> None:
+        self.model, self.tokenizer = model, tokenizer
+        self.access, self.reasoning, self.assistant = access, reasoning, assistant
+        self.max_new_tokens, self.temperature, self.top_p, self.top_k = max_new_tokens, temperature, top_p, top_k
+        self.salt, self.name = salt, name
+
+    def messages(self, item: PolicyInput) -> list[dict[str, Any]]:
+        from agents.prompts import build_messages, domain_from_scenario_id
+
+        domain = domain_from_scenario_id(str(item.info_reset.get("scenario_id", "")))
+        return build_messages(item.observation, self.access, assistant=self.assistant, domain=domain,
+                              reasoning=self.reasoning)
+
+    def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]:
+        import torch
+        import transformers
+
+        from agents.llm.backend import text_only
+        from agents.llm.hf import SeededSampler
+
+        if not items:
+            return []
+        tok = self.tokenizer
+        texts = [tok.apply_chat_template(text_only(self.messages(it), self.name), tokenize=False,
+                                         add_generation_prompt=True) for it in items]
+        prompt_ids = [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        width = max(len(p) for p in prompt_ids)
+        device = next(self.model.parameters()).device
+        ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompt_ids], device=device)
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompt_ids], device=device)
+        eos = self.model.generation_config.eos_token_id or tok.eos_token_id
+        stops = set(eos if isinstance(eos, list) else [eos])
+        config = transformers.GenerationConfig(max_new_tokens=self.max_new_tokens, do_sample=False,
+                                               eos_token_id=eos, pad_token_id=pad)
+        seeds = [_seed(self.salt, it.key, it.turn) for it in items]
+        processors = transformers.LogitsProcessorList()
+        if self.temperature > 0:
+            processors.append(SeededSampler(seeds, self.temperature, self.top_p, self.top_k, device=device))
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.inference_mode():
+                out = self.model.generate(input_ids=ids, attention_mask=mask, generation_config=config,
+                                          logits_processor=processors)
+        finally:
+            self.model.train(was_training)
+        outputs = []
+        for p, row in zip(prompt_ids, out[:, width:].tolist(), strict=True):
+            n = next((i for i, t in enumerate(row) if t in stops), None)
+            completion = row[:n + 1] if n is not None else row  # keep the EOS: TRL then sees a finished turn
+            text = tok.decode(completion, skip_special_tokens=True)
+            reasoning, answer = split_reasoning(text)
+            outputs.append(PolicyOutput(action=answer, raw=text, reasoning=reasoning, n_tokens=len(completion),
+                                        extra={"prompt_ids": p, "completion_ids": completion}))
+        return outputs
+
+
+def episode_reward(completions: Sequence[Any], episode_reward: Sequence[float] | None = None,
+                   **kwargs: Any) -> list[float]:
+    """The whole episode's reward of each sample, computed by the rollout (a TRL reward function)."""
+    if episode_reward is None:
+        raise ValueError("episode_reward: no 'episode_reward' field; train with the episode rollout_func")
+    return [float(r) for r in episode_reward]
+
+
+def _logged(name: str):
+    def func(completions: Sequence[Any], **kwargs: Any) -> list[float]:
+        return [float(v) for v in kwargs[name.replace("/", "_")]]
+
+    func.__name__ = func.__qualname__ = name
+    return func
+
+
+def reward_funcs() -> tuple[list[Any], list[float]]:
+    """(reward functions, weights): the episode reward (weight 1) and its parts (weight 0, logged only)."""
+    return [episode_reward, *(_logged(n) for n in LOGGED)], [1.0] + [0.0] * len(LOGGED)
+
+
+def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = "prosody", reasoning: bool = False,
+                      max_new_tokens: int = 64, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
+                      assistant: str = "spoken", seed: int = 0):
+    """TRL's ``rollout_func(prompts, trainer)`` playing whole on-policy episodes (see the module docstring).
+
+    Needs the rows' ``scenario_id`` / ``seed`` columns: :class:`EpisodeGRPOTrainer`
+    exposes the generation batch as ``trainer.episode_inputs``.
+    """
+    def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+        inputs = getattr(trainer, "episode_inputs", None)
+        if inputs is None or len(inputs) != len(prompts):
+            raise RuntimeError("rollout_func: the episode rollout needs EpisodeGRPOTrainer (rows with scenario_id "
+                               "and seed columns)")
+        step = int(trainer.state.global_step)
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        policy = SamplingPolicy(model, trainer.processing_class, access=access, reasoning=reasoning,
+                                max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=top_k,
+                                assistant=assistant, salt=_seed(seed, step, trainer.accelerator.process_index))
+        sids = [str(x["scenario_id"]) for x in inputs]
+        seeds = [int(x["seed"]) for x in inputs]
+        keys = [f"{step}/{trainer.accelerator.process_index}/{i}/{sid}/{s}"
+                for i, (sid, s) in enumerate(zip(sids, seeds, strict=True))]
+        rows = play(policy, sids, access=access, realization=realization, config=reward, seeds=seeds, keys=keys,
+                    batch_size=len(sids))
+        out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": None,
+                                     "episode_reward": [], **{n.replace("/", "_"): [] for n in LOGGED}}
+        for i, row in enumerate(rows):
+            turns = row["records"]
+            if not turns:
+                raise RuntimeError(f"rollout_func: episode {row['key']} has no turn")
+            tau = int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
+            out["prompt_ids"].append(turns[tau].extra["prompt_ids"])
+            out["completion_ids"].append(turns[tau].extra["completion_ids"])
+            out["episode_reward"].append(row["reward"])
+            for n in LOGGED:
+                out[n.replace("/", "_")].append(float(row[n]))
+        trainer.last_episodes = [{k: r[k] for k in ("key", "reward", "success", "turns")} for r in rows]
+        return out
+
+    return rollout_func
+
+
+def _trainer_base():
+    try:
+        from trl import GRPOTrainer
+    except ImportError as exc:
+        raise ImportError('GRPO training needs trl, transformers and torch: pip install "hear2act[train]"') from exc
+    return GRPOTrainer
+
+
+class EpisodeGRPOTrainer(_trainer_base()):
+    """``GRPOTrainer`` that lets its ``rollout_func`` read the generation batch's columns (``episode_inputs``)."""
+
+    episode_inputs: list[dict[str, Any]] | None = None
+
+    def _generate_and_score_completions(self, inputs):
+        self.episode_inputs = list(inputs)
+        try:
+            return super()._generate_and_score_completions(inputs)
+        finally:
+            self.episode_inputs = None
+
+
+def evaluate_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, access: str, reasoning: bool,
+                   max_new_tokens: int, realization: str = "prosody", seed: int = 10_000,
+                   reward: EpisodeReward | None = None, batch_size: int = 16) -> dict[str, float]:
+    """Greedy held-out play through ``ModelPolicy(HFBackend)`` -- what ``hear2act rollout --agent hf:`` runs."""
+    from agents.llm.hf import HFBackend
+    from agents.llm.policy import ModelPolicy
+
+    was_training = model.training
+    try:
+        backend = HFBackend("in-memory", model=model, tokenizer=tokenizer, max_new_tokens=max_new_tokens,
+                            temperature=0.0, device=str(next(model.parameters()).device))
+        policy = ModelPolicy(backend, access=access, reasoning=reasoning)
+        rows = play(policy, list(scenario_ids), access=access, realization=realization, seed=seed,
+                    config=reward or EpisodeReward(), batch_size=batch_size)
+    finally:
+        model.train(was_training)
+    return summarize(rows)
+
+
+def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str, reasoning: bool,
+                     max_new_tokens: int, every: int, out: str | Path, realization: str = "prosody",
+                     seed: int = 10_000, reward: EpisodeReward | None = None):
+    """A ``TrainerCallback`` evaluating on the held-out ids at the start, every ``every`` steps and at the end."""
+    from transformers import TrainerCallback
+
+    path = Path(out) / "heldout_eval.json"
+
+    class HeldOutEval(TrainerCallback):
+        def __init__(self) -> None:
+            self.history: list[dict[str, Any]] = []
+
+        def _run(self, state: Any, model: Any) -> None:
+            if not state.is_world_process_zero or any(h["step"] == state.global_step for h in self.history):
+                return
+            summary = evaluate_model(model, tokenizer, scenario_ids, access=access, reasoning=reasoning,
+                                     max_new_tokens=max_new_tokens, realization=realization, seed=seed,
+                                     reward=reward)
+            self.history.append({"step": int(state.global_step), **summary})
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"scenario_ids": list(scenario_ids), "seed": seed, "access": access,
+                                        "history": self.history}, indent=1) + "\n", encoding="utf-8")
+            print(f"held-out step {state.global_step}: success {summary['success']:.3f} premature "
+                  f"{summary['premature_closure']:.3f} reward {summary['reward']:+.3f}", flush=True)
+
+        def on_train_begin(self, args, state, control, model=None, **kwargs):
+            self._run(state, model)
+
+        def on_step_end(self, args, state, control, model=None, **kwargs):
+            if every > 0 and state.global_step % every == 0:
+                self._run(state, model)
+
+        def on_train_end(self, args, state, control, model=None, **kwargs):
+            self._run(state, model)
+
+    return HeldOutEval()
+
+
+__all__ = ["LOGGED", "EpisodeGRPOTrainer", "SamplingPolicy", "episode_reward", "evaluate_model",
+           "heldout_callback", "make_rollout_func", "reward_funcs"]

@@ -1,0 +1,310 @@
+"""Whole episodes as the unit of GRPO: the episode reward, reference policies, and scoring played episodes.
+
+An episode is played by the evaluation engine (:func:`eval.engine.run_episodes`)
+with the same P6 prompts and ``[ACTION: ...]`` grammar as ``hear2act
+rollout``; :class:`Recorder` wraps the policy and keeps, per decision, the
+context the policy saw (transcript, options, tag) and its raw output, so every
+process term is scored on the turn it belongs to.
+
+The **episode reward** (:class:`EpisodeReward`, weights in the config)::
+
+    R = success_weight * success - turn_cost * turns                  (the env's return with turn_cost)
+        + sum_term  w_term * mean_over_turns(term(turn))             (CESAR's process terms, per turn)
+
+The process terms are *averaged* over the episode's turns, so a longer
+episode cannot collect more of them; each is bounded (format, consistency,
+keywords in [0, 1], overthinking in [-1, 0], evidence in [-1, 1]), and
+:class:`EpisodeReward` refuses weights whose total process range reaches half
+the success weight. Success therefore dominates: a policy that never wins
+(stalling until the turn limit, confirming at once) scores below one that
+solves the task, whatever its reasoning looks like
+(``tests/test_episodes.py`` checks it for every shipped config).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.base import PolicyInput, PolicyOutput
+from hear2act_env.dialogue.actions import INVALID, format_action, parse_action
+
+PROCESS_TERMS = ("format", "consistency", "keywords", "overthinking", "evidence")
+# Per-term (min, max) of one turn's score.
+TERM_RANGE = {"format": (0.0, 1.0), "consistency": (0.0, 1.0), "keywords": (0.0, 1.0), "overthinking": (-1.0, 0.0),
+              "evidence": (-1.0, 1.0)}
+DEFAULT_PROCESS = {"format": 0.1, "consistency": 0.1, "keywords": 0.05, "overthinking": 0.05, "evidence": 0.05}
+
+
+def parse_term_weights(text: str) -> dict[str, float]:
+    """``"format=0.1,evidence=0.2"`` -> ``{"format": 0.1, "evidence": 0.2}`` (empty string: none).
+
+    >>> parse_term_weights("format=0.1, evidence=0.2")
+    {'format': 0.1, 'evidence': 0.2}
+    """
+    out: dict[str, float] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in PROCESS_TERMS:
+            raise ValueError(f"process_weights: {item!r} must be term=number with term in {PROCESS_TERMS}")
+        out[name] = float(value)
+    return out
+
+
+@dataclass(frozen=True)
+class EpisodeReward:
+    """Weights of the episode reward (see the module docstring)."""
+
+    success_weight: float = 1.0
+    turn_cost: float = 0.05
+    process: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_PROCESS))
+    overthinking_norm: int = 256
+
+    def __post_init__(self) -> None:
+        if not self.success_weight > 0:
+            raise ValueError(f"success_weight must be > 0, got {self.success_weight}")
+        if not self.turn_cost >= 0:
+            raise ValueError(f"turn_cost must be >= 0, got {self.turn_cost}")
+        unknown = sorted(set(self.process) - set(PROCESS_TERMS))
+        if unknown:
+            raise ValueError(f"process weights: unknown term(s) {unknown}; choose from {PROCESS_TERMS}")
+        if any(w < 0 for w in self.process.values()):
+            raise ValueError(f"process weights must be >= 0, got {dict(self.process)}")
+        if self.process_range() >= self.success_weight / 2:
+            raise ValueError(f"process weights {dict(self.process)} span {self.process_range():.3f}, not below half "
+                             f"the success weight {self.success_weight}: the process terms could outweigh success")
+
+    def process_range(self) -> float:
+        """The most the process part can differ between two episodes."""
+        return sum(w * (TERM_RANGE[t][1] - TERM_RANGE[t][0]) for t, w in self.process.items())
+
+    @classmethod
+    def from_args(cls, args: Any) -> EpisodeReward:
+        """From :class:`training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``, ``process_weights``)."""
+        return cls(float(args.success_weight), float(args.turn_cost), parse_term_weights(args.process_weights),
+                   int(args.overthinking_norm))
+
+
+# -- reference policies (for the reward tests and the SFT data) ----------------------------------------------------
+class StallingAgent:
+    """ASK whenever the tag says unresolved, else CONFIRM: the maximiser of the old per-state accuracy."""
+
+    name = "stall"
+
+    def reset(self, observation: dict[str, str], info: dict[str, Any]) -> None:
+        pass
+
+    def act(self, observation: dict[str, str]) -> str:
+        if "unresolved" in observation.get("state", "").lower():
+            return format_action("ask", "Is there anything about this option that doesn't work for you?")
+        return format_action("confirm", "Great, let's go with that.")
+
+
+class AlwaysAskAgent:
+    """ASK every turn."""
+
+    name = "always-ask"
+
+    def reset(self, observation: dict[str, str], info: dict[str, Any]) -> None:
+        pass
+
+    def act(self, observation: dict[str, str]) -> str:
+        return format_action("ask", "Is there anything about this option that doesn't work for you?")
+
+
+def make_reference(name: str, scenarios: Sequence[Any] | None = None) -> Any:
+    """A built-in agent (``state-rule``, ``oracle``, ``confirm``, ...) or ``stall`` / ``always-ask``."""
+    if name == "stall":
+        return StallingAgent()
+    if name == "always-ask":
+        return AlwaysAskAgent()
+    from agents import make_agent
+
+    return make_agent(name, **({"scenarios": scenarios} if name == "oracle" and scenarios is not None else {}))
+
+
+def explain(observation: Mapping[str, Any], action: str) -> str:
+    """A short reasoning for ``action`` from what the observation shows (the tag under ``T+S``).
+
+    The same template for every agent, so that reasoning style never separates
+    two reference policies: only what they do does.
+
+    >>> explain({"transcript": "User: Okay, sounds good.", "state": "CONCERN STATE: flat (unresolved)"},
+    ...         "[ACTION: ASK] What matters most?")
+    'The user said "Okay, sounds good.". The state tag says flat (unresolved), so a concern remains. So I will ask.'
+    """
+    lines = [ln for ln in str(observation.get("transcript", "")).splitlines() if ln.startswith("User: ")]
+    words = lines[-1][len("User: "):] if lines else ""
+    parts = [f'The user said "{words}".'] if words else []
+    state = str(observation.get("state", ""))
+    if state:
+        label = state.split(":", 1)[-1].strip()
+        remains = "unresolved" in state.lower()
+        parts.append(f"The state tag says {label}, so " + ("a concern remains." if remains else "the need is met."))
+    parsed = parse_action(action)
+    decision = {"ask": "ask", "clarify": "clarify", "confirm": "confirm"}.get(parsed.kind)
+    if parsed.kind == "recommend":
+        decision = f"recommend option {parsed.option}"
+    parts.append(f"So I will {decision}." if decision else "I am not sure what to do.")
+    return " ".join(parts)
+
+
+class AgentPolicy:
+    """A built-in agent as a batched :class:`agents.base.Policy`, optionally in the reasoning format."""
+
+    def __init__(self, make: Callable[[], Any], *, reasoning: bool = True, name: str = "agent") -> None:
+        self.make = make
+        self.reasoning = reasoning
+        self.name = name
+        self._agents: dict[str, Any] = {}
+
+    def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]:
+        out = []
+        for item in items:
+            if item.turn == 0 or item.key not in self._agents:
+                self._agents[item.key] = self.make()
+                self._agents[item.key].reset(item.observation, dict(item.info_reset))
+            action = self._agents[item.key].act(item.observation)
+            reasoning = explain(item.observation, action) if self.reasoning else ""
+            raw = f"<think>{reasoning}</think><answer>{action}</answer>" if self.reasoning else action
+            out.append(PolicyOutput(action=action, raw=raw, reasoning=reasoning))
+        return out
+
+    def release(self, keys: Sequence[str]) -> None:
+        for k in keys:
+            self._agents.pop(k, None)
+
+
+@dataclass
+class TurnRecord:
+    """One decision: what the policy saw and what it wrote."""
+
+    transcript: str
+    options: str
+    state: str
+    raw: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Recorder:
+    """Wraps a policy; records every decision's context and output by episode key (``records[key][turn]``)."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.name = getattr(policy, "name", "policy")
+        self.records: dict[str, list[TurnRecord]] = {}
+
+    def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]:
+        outputs = self.policy.act_batch(items)
+        for item, out in zip(items, outputs, strict=True):
+            obs = item.observation
+            self.records.setdefault(item.key, []).append(TurnRecord(
+                str(obs.get("transcript", "")), str(obs.get("options", "")), str(obs.get("state", "")),
+                out.raw, dict(out.extra)))
+        return outputs
+
+    def release(self, keys: Sequence[str]) -> None:
+        release = getattr(self.policy, "release", None)
+        if release is not None:
+            release(keys)
+
+
+def turn_terms(turn: TurnRecord, config: EpisodeReward) -> dict[str, float]:
+    """Every process term of one turn, scored in that turn's context (text access: no audio)."""
+    from . import rewards
+
+    c = [turn.raw]
+    ctx = {"transcript": [turn.transcript], "options": [turn.options]}
+    ids = turn.extra.get("completion_ids")
+    out = {"format": rewards.format_reward(c)[0],
+           "consistency": rewards.consistency_reward(c, **ctx)[0],
+           "keywords": rewards.keywords_reward(c, **ctx)[0],
+           "overthinking": rewards.overthinking_reward(c, completion_ids=[ids] if ids is not None else None,
+                                                      norm=config.overthinking_norm)[0],
+           "evidence": rewards.evidence_reward(c, **ctx)[0]}
+    return {k: out[k] for k in PROCESS_TERMS}
+
+
+def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], config: EpisodeReward) -> dict[str, Any]:
+    """The episode reward and its parts: ``reward``, ``outcome`` (success - turn cost), ``process/<term>``."""
+    outcome = trajectory.get("outcome") or {}
+    success = float(bool(outcome.get("success", False)))
+    n_turns = int(outcome.get("turns", len(turns)))
+    outcome_part = config.success_weight * success - config.turn_cost * n_turns
+    means = {t: 0.0 for t in PROCESS_TERMS}
+    if turns:
+        scored = [turn_terms(t, config) for t in turns]
+        means = {t: sum(s[t] for s in scored) / len(scored) for t in PROCESS_TERMS}
+    process = sum(config.process.get(t, 0.0) * means[t] for t in PROCESS_TERMS)
+    invalid = sum(1 for t in turns if parse_action(_answer(t.raw)).kind == INVALID)
+    return {"reward": outcome_part + process, "outcome": outcome_part, "success": success, "turns": n_turns,
+            "premature_closure": float(bool(outcome.get("premature_closure", False))), "invalid": invalid,
+            **{f"process/{t}": means[t] for t in PROCESS_TERMS}}
+
+
+def _answer(raw: str) -> str:
+    from agents.llm.reasoning import split_reasoning
+
+    return split_reasoning(raw)[1]
+
+
+def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", realization: str = "prosody",
+         seed: int = 0, config: EpisodeReward | None = None, batch_size: int = 16,
+         keys: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """Play one episode per scenario id with the evaluation engine; one scored row per episode, in order.
+
+    Seeds are ``seed + i`` as in ``hear2act rollout`` unless ``seeds`` is given;
+    ``keys`` names the episodes (default: the engine's). Each row has the
+    trajectory (``trajectory``), its turn records (``records``) and
+    :func:`score_episode`'s fields.
+    """
+    from eval.engine import EpisodeSpec, run_episodes
+
+    config = config or EpisodeReward()
+    env_id = {"prosody": "Hear2Act-Prosody-v0", "explicit": "Hear2Act-Explicit-v0"}.get(realization)
+    if env_id is None:
+        raise ValueError(f"realization must be prosody or explicit, got {realization!r}")
+    seeds = list(seeds) if seeds is not None else [seed + i for i in range(len(scenario_ids))]
+    keys = list(keys) if keys is not None else [f"{env_id}/{access}/{sid}/{s}" for sid, s in zip(scenario_ids, seeds,
+                                                                                                   strict=True)]
+    specs = [EpisodeSpec(env_id, sid, int(s), access, "correct", {}, key=k)
+             for sid, s, k in zip(scenario_ids, seeds, keys, strict=True)]
+    recorder = Recorder(policy)
+    trajectories = run_episodes(specs, recorder, batch_size=batch_size)
+    rows = []
+    for spec, traj in zip(specs, trajectories, strict=True):
+        turns = recorder.records.get(spec.key, [])
+        rows.append({"key": spec.key, "scenario_id": spec.scenario_id, "seed": spec.seed, "trajectory": traj,
+                     "records": turns, **score_episode(traj, turns, config)})
+    return rows
+
+
+def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Mean success, premature closure, reward, turns and invalid actions per turn over scored rows."""
+    n = max(len(rows), 1)
+    n_turns = max(sum(r["turns"] for r in rows), 1)
+    return {"episodes": len(rows), "success": sum(r["success"] for r in rows) / n,
+            "premature_closure": sum(r["premature_closure"] for r in rows) / n,
+            "reward": sum(r["reward"] for r in rows) / n, "turns": sum(r["turns"] for r in rows) / n,
+            "invalid_rate": sum(r["invalid"] for r in rows) / n_turns}
+
+
+__all__ = [
+    "DEFAULT_PROCESS",
+    "PROCESS_TERMS",
+    "AgentPolicy",
+    "AlwaysAskAgent",
+    "EpisodeReward",
+    "Recorder",
+    "StallingAgent",
+    "TurnRecord",
+    "explain",
+    "make_reference",
+    "parse_term_weights",
+    "play",
+    "score_episode",
+    "summarize",
+    "turn_terms",
+]

@@ -1,0 +1,123 @@
+"""SFT warm start on the built-in agents' trajectories, in the P6 format: ``python -m training.sft --model PATH ...``.
+
+A base model that cannot yet produce ``[ACTION: ...]`` gives GRPO nothing to
+compare (every completion invalid, every reward equal). This script plays the
+teacher agents (``--teachers``, default ``state-rule``: it reads only the
+observation, so a policy can imitate it; ``oracle`` reads hidden needs) on the
+*training split* (:mod:`training.splits`), records each decision's P6 prompt
+(:func:`agents.prompts.build_messages`, exactly what evaluation and the GRPO
+rollout send) and the teacher's answer -- with a templated reasoning
+(:func:`training.episodes.explain`) under ``--reasoning`` -- and trains with
+TRL's ``SFTTrainer`` on the answers only (prompt-completion rows,
+``completion_only_loss``). Every ``trl.SFTConfig`` field is a flag. The
+output directory is a checkpoint for ``training.grpo --model`` and for
+``hear2act rollout --agent hf:OUT``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .splits import SplitSpec
+
+_INSTALL = 'pip install "hear2act[train]"'
+SFT_DEFAULTS: dict[str, Any] = {"learning_rate": 2e-4, "num_train_epochs": 1, "per_device_train_batch_size": 8,
+                                "max_length": 4096, "logging_steps": 10, "save_strategy": "no", "report_to": "none",
+                                "completion_only_loss": True}
+
+
+@dataclass
+class SFTArgs:
+    """The Hear2Act side of the SFT run (the rest are SFTConfig's)."""
+
+    model: str = field(default="", metadata={"help": "checkpoint directory of a causal LM with a chat template"})
+    access: str = field(default="T+S", metadata={"help": "text access the prompts are built for: T, T+S"})
+    teachers: str = field(default="state-rule", metadata={"help": "comma list of built-in agents to imitate"})
+    reasoning: bool = field(default=False, metadata={"help": "teach <think>R</think><answer>A</answer> "
+                                                             "(R: training.episodes.explain)"})
+    n_scenarios: int = field(default=0, metadata={"help": "training-split scenarios (0: all 320)"})
+    episodes_per_scenario: int = field(default=1, metadata={"help": "teacher episodes (seeds) per scenario"})
+    episode_seed: int = field(default=0, metadata={"help": "first teacher episode seed"})
+    test_domains: int = field(default=8, metadata={"help": "held-out split: whole domains held out"})
+    test_per_domain: int = field(default=2, metadata={"help": "held-out split: scenarios held out per other domain"})
+    split_seed: int = field(default=0, metadata={"help": "held-out split seed (training.splits)"})
+
+
+def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: tuple[str, ...] = ("state-rule",),
+             reasoning: bool = False, realization: str = "prosody") -> list[dict[str, Any]]:
+    """Prompt-completion rows (conversational) of every decision of every teacher episode, in order."""
+    from agents.prompts import build_messages, domain_from_scenario_id
+    from hear2act_env import load_scenarios
+
+    from .episodes import AgentPolicy, make_reference, play
+
+    bank = load_scenarios()
+    rows = []
+    for teacher in teachers:
+        policy = AgentPolicy(lambda t=teacher: make_reference(t, bank), reasoning=reasoning, name=teacher)
+        played = play(policy, [sid for sid, _ in episodes], seeds=[s for _, s in episodes], access=access,
+                      realization=realization)
+        for episode in played:
+            domain = domain_from_scenario_id(episode["scenario_id"])
+            for turn in episode["records"]:
+                obs = {"transcript": turn.transcript, "options": turn.options, "state": turn.state}
+                prompt = build_messages(obs, access, domain=domain, reasoning=reasoning)
+                rows.append({"prompt": prompt, "completion": [{"role": "assistant", "content": turn.raw}],
+                             "teacher": teacher, "scenario_id": episode["scenario_id"]})
+    return rows
+
+
+def parse(argv: list[str] | None = None) -> tuple[SFTArgs, Any]:
+    try:
+        import torch
+        from transformers import HfArgumentParser
+        from trl import SFTConfig
+    except ImportError as exc:
+        raise ImportError(f"SFT needs torch, transformers and trl: {_INSTALL}") from exc
+    parser = HfArgumentParser((SFTArgs, SFTConfig), description="SFT warm start on built-in agents' trajectories.")
+    parser.set_defaults(**SFT_DEFAULTS, use_cpu=not torch.cuda.is_available())
+    args, config = parser.parse_args_into_dataclasses(args=list(sys.argv[1:] if argv is None else argv))
+    if not args.model:
+        raise ValueError("--model is required (a checkpoint directory)")
+    if args.access not in ("T", "T+S"):
+        raise ValueError(f"--access must be T or T+S (text prompts), got {args.access!r}")
+    return args, config
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTTrainer
+
+    from .grpo_data import default_episodes
+
+    args, config = parse(argv)
+    teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
+    episodes = default_episodes(args.n_scenarios, args.episode_seed, per_scenario=args.episodes_per_scenario,
+                                split=SplitSpec(args.test_domains, args.test_per_domain, args.split_seed))
+    rows = sft_rows(episodes, access=args.access, teachers=teachers, reasoning=args.reasoning)
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(args.model)
+    dataset = Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"]} for r in rows])
+    trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer)
+    result = trainer.train()
+    out = Path(config.output_dir)
+    trainer.save_model(str(out))
+    tokenizer.save_pretrained(out)
+    summary = {"examples": len(rows), "episodes": len(episodes), "teachers": list(teachers),
+               "steps": trainer.state.global_step, "train_loss": result.training_loss,
+               "scenarios": sorted({sid for sid, _ in episodes})}
+    (out / "sft_summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    print(f"SFT: {len(rows)} decisions of {len(episodes)} episodes x {len(teachers)} teacher(s), "
+          f"{summary['steps']} steps, loss {result.training_loss:.3f}; wrote {out}", file=sys.stderr)
+    return summary
+
+
+if __name__ == "__main__":
+    main()
