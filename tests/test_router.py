@@ -246,3 +246,52 @@ def test_odd_questions_route_without_error_and_long_ones_are_not_kept(bank):
     long = "Do you mind a layover? " * 100
     assert router(s, long) == router(s, "Do you mind a layover?")
     assert long not in router._table(s)[1]
+
+
+# -- decisions pinned before the per-domain tables (issues 20 and 22) -------------------------------
+# tests/data/router_decisions.json.gz was recorded with the router as it was before its per-scenario
+# tables were replaced by shared ones (commit 1bbb14d): ``python tests/test_router.py --record``.
+DECISIONS = DATA / "router_decisions.json.gz"
+HELD_OUT_SETS = ("dev_questions.jsonl", "heldout_questions.jsonl", "heldout_questions_v2.jsonl",
+                 "heldout_questions_v3.jsonl", "heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl")
+
+
+def decision_pairs(bank) -> list[tuple[str, str]]:
+    """Every (scenario id, question) of the repo's question sets, once each, in a fixed order.
+
+    Rows written per scenario (the held-out sets, ``routing_train/*.jsonl``) are routed on their scenario;
+    a domain file's question (``routing_train/*.txt``) on two of the domain's scenarios, in turn, so that
+    every scenario of the domain is met.
+    """
+    from hear2act_env.dialogue.router_fit import read_domain_lines
+
+    names = [*HELD_OUT_SETS, *(f"routing_train/{p.name}" for p in sorted((DATA / "routing_train").glob("*.jsonl")))]
+    pairs = [(r["scenario_id"], r["question"]) for name in names for r in read_rows(DATA / name)]
+    by_domain: dict[str, list[str]] = {}
+    for sid in sorted(bank):
+        by_domain.setdefault(router_mod.slug(bank[sid].domain), []).append(sid)
+    for path in sorted((DATA / "routing_train").glob("*.txt")):
+        for i, (domain, _attr, question) in enumerate(read_domain_lines(path)):
+            ids = by_domain[domain]
+            pairs += [(ids[i % len(ids)], question), (ids[(i + len(ids) // 2) % len(ids)], question)]
+    return list(dict.fromkeys(pairs))
+
+
+def decision(target) -> list:
+    """A routing decision as (target, attribute, level): ``["general", None, None]`` when it goes nowhere."""
+    return ["general", None, None] if target is None else [target.kind, target.attribute, target.level]
+
+
+def record_decisions(path: Path = DECISIONS) -> int:
+    bank = {s.id: s for s in load_scenarios()}
+    rows = [[sid, q, *decision(route(bank[sid], q))] for sid, q in decision_pairs(bank)]
+    path.write_bytes(gzip.compress(json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode(), mtime=0))
+    return len(rows)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["--record"]:
+        raise SystemExit("usage: python tests/test_router.py --record  (rewrites tests/data/router_decisions.json.gz)")
+    print(f"recorded {record_decisions()} decisions in {DECISIONS}")
