@@ -289,6 +289,27 @@ def record_decisions(path: Path = DECISIONS) -> int:
     return len(rows)
 
 
+@pytest.mark.slow
+def test_decisions_match_those_recorded_before_the_shared_tables(bank):
+    """Every question of the repo's question sets routes exactly as the per-scenario-table router did."""
+    recorded = json.loads(gzip.decompress(DECISIONS.read_bytes()))
+    assert [(sid, q) for sid, q, *_ in recorded] == decision_pairs(bank)  # the sets as recorded, in order
+    assert len(recorded) == 28821 and len({r[0] for r in recorded}) == len(bank)
+    router = Router.load()
+    differ = [(sid, q, rest, got) for sid, q, *rest in recorded if (got := decision(router(bank[sid], q))) != rest]
+    assert not differ, f"{len(differ)} of {len(recorded)} decisions moved, e.g. {differ[:3]}"
+
+
+def test_a_scenario_costs_the_router_references_not_tables(bank):
+    """A scenario's plan holds the shared weight classes' lookups (one per class), not copied weights."""
+    router = Router.load()
+    s = bank["budget-airline-tickets-05"]
+    plan, _memo = router._table(s)
+    assert [i for i, _ in plan] == list(range(len(candidates(s))))
+    for (_i, gets), c in zip(plan, candidates(s), strict=True):
+        assert [id(g.__self__) for g in gets] == [id(router.classes[k]) for k in c.keys if k in router.classes]
+
+
 if __name__ == "__main__":
     import sys
 

@@ -97,6 +97,10 @@ class Candidate:
     target: Target | None  # where it routes (None: general, or an attribute the scenario lacks)
 
 
+# Per candidate index, the ``dict.get`` of each of its weight classes, in its ``keys`` order.
+_Plan = tuple[tuple[int, tuple[Any, ...]], ...]
+
+
 @dataclass(frozen=True)
 class _ScenarioTexts:
     candidates: tuple[Candidate, ...]
@@ -180,9 +184,9 @@ class Router:
         self.general_offset = float(weights.get("general_offset", 0.0))
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
-        # Per scenario object: feature -> ((candidate index, weight), ...) and a decision memo.
-        self._tables: dict[int, tuple[weakref.ref[Scenario], dict[str, tuple[tuple[int, float], ...]],
-                                      dict[str, Target | None]]] = {}
+        # Per scenario object: each candidate's weight classes (the shared dictionaries of ``classes``,
+        # no copies) and a decision memo. Nothing is built per scenario beyond these few references.
+        self._tables: dict[int, tuple[weakref.ref[Scenario], _Plan, dict[str, Target | None]]] = {}
 
     @classmethod
     def load(cls, path: Path | str = WEIGHTS_PATH) -> Router:
@@ -195,32 +199,37 @@ class Router:
             raise ValueError(f"router weights {path}: expected an object with 'psi', 'beta' and 'weights'")
         return cls(data)
 
-    def _table(self, scenario: Scenario) -> tuple[dict[str, tuple[tuple[int, float], ...]], dict[str, Target | None]]:
+    def _table(self, scenario: Scenario) -> tuple[_Plan, dict[str, Target | None]]:
+        """The scenario's plan (per candidate, its classes' lookups) and its decision memo; microseconds."""
         key = id(scenario)
         hit = self._tables.get(key)
         if hit is not None and hit[0]() is scenario:
             return hit[1], hit[2]
-        by_feature: dict[str, list[tuple[int, float]]] = {}
-        for i, c in enumerate(candidates(scenario)):
-            for k in c.keys:
-                for f, w in self.classes.get(k, {}).items():
-                    by_feature.setdefault(f, []).append((i, w))
-        table = {f: tuple(v) for f, v in by_feature.items()}
+        plan = tuple((i, tuple(self.classes[k].get for k in c.keys if k in self.classes))
+                     for i, c in enumerate(candidates(scenario)))
         memo: dict[str, Target | None] = {}
-        self._tables[key] = (weakref.ref(scenario), table, memo)
+        self._tables[key] = (weakref.ref(scenario), plan, memo)
         weakref.finalize(scenario, self._tables.pop, key, None)
-        return table, memo
+        return plan, memo
 
     def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
         """Every candidate with its score, in candidate order."""
-        table, _memo = self._table(scenario)
+        plan, _memo = self._table(scenario)
         cands = candidates(scenario)
         psi = lexical_evidence(scenario, question, cands)
         totals = [sum(b * x for b, x in zip(self.beta, p, strict=True)) for p in psi]
         totals[-1] += self.general_offset  # general is always the last candidate
-        for f in question_features(question):
-            for i, w in table.get(f, ()):
-                totals[i] += w
+        feats = question_features(question)
+        # Each candidate adds its weights feature by feature (sorted), class by class within a feature:
+        # the order the former per-scenario inverted tables added them in, so every score is the same float.
+        for i, gets in plan:
+            total = totals[i]
+            for f in feats:
+                for get in gets:
+                    w = get(f)
+                    if w is not None:
+                        total += w
+            totals[i] = total
         return list(zip(cands, totals, strict=True))
 
     def best(self, scenario: Scenario, question: str) -> Candidate:
