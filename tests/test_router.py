@@ -252,6 +252,9 @@ def test_odd_questions_route_without_error_and_long_ones_are_not_kept(bank):
 # tests/data/router_decisions.json.gz was recorded with the router as it was before its per-scenario
 # tables were replaced by shared ones (commit 1bbb14d): ``python tests/test_router.py --record``.
 DECISIONS = DATA / "router_decisions.json.gz"
+# The lexical matcher's decisions on the same questions, recorded with matching.py unchanged (commit 1bbb14d)
+# before its phrase tables were assembled from per-attribute parts: ``--record-lexical``.
+LEXICAL_DECISIONS = DATA / "lexical_decisions.json.gz"
 HELD_OUT_SETS = ("dev_questions.jsonl", "heldout_questions.jsonl", "heldout_questions_v2.jsonl",
                  "heldout_questions_v3.jsonl", "heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl")
 
@@ -282,21 +285,23 @@ def decision(target) -> list:
     return ["general", None, None] if target is None else [target.kind, target.attribute, target.level]
 
 
-def record_decisions(path: Path = DECISIONS) -> int:
+def record_decisions(path: Path = DECISIONS, matcher=route) -> int:
     bank = {s.id: s for s in load_scenarios()}
-    rows = [[sid, q, *decision(route(bank[sid], q))] for sid, q in decision_pairs(bank)]
+    rows = [[sid, q, *decision(matcher(bank[sid], q))] for sid, q in decision_pairs(bank)]
     path.write_bytes(gzip.compress(json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode(), mtime=0))
     return len(rows)
 
 
 @pytest.mark.slow
-def test_decisions_match_those_recorded_before_the_shared_tables(bank):
-    """Every question of the repo's question sets routes exactly as the per-scenario-table router did."""
-    recorded = json.loads(gzip.decompress(DECISIONS.read_bytes()))
+@pytest.mark.parametrize("fixture", ["learned", "lexical"])
+def test_decisions_match_those_recorded_before_the_shared_tables(bank, fixture):
+    """Every question of the repo's question sets routes exactly as before: the learned router as with its
+    per-scenario tables, the lexical matcher as with its tables built attribute by attribute in one go."""
+    path, matcher = (DECISIONS, Router.load()) if fixture == "learned" else (LEXICAL_DECISIONS, match_question)
+    recorded = json.loads(gzip.decompress(path.read_bytes()))
     assert [(sid, q) for sid, q, *_ in recorded] == decision_pairs(bank)  # the sets as recorded, in order
     assert len(recorded) == 28821 and len({r[0] for r in recorded}) == len(bank)
-    router = Router.load()
-    differ = [(sid, q, rest, got) for sid, q, *rest in recorded if (got := decision(router(bank[sid], q))) != rest]
+    differ = [(sid, q, rest, got) for sid, q, *rest in recorded if (got := decision(matcher(bank[sid], q))) != rest]
     assert not differ, f"{len(differ)} of {len(recorded)} decisions moved, e.g. {differ[:3]}"
 
 
@@ -313,6 +318,9 @@ def test_a_scenario_costs_the_router_references_not_tables(bank):
 if __name__ == "__main__":
     import sys
 
-    if sys.argv[1:] != ["--record"]:
-        raise SystemExit("usage: python tests/test_router.py --record  (rewrites tests/data/router_decisions.json.gz)")
-    print(f"recorded {record_decisions()} decisions in {DECISIONS}")
+    if sys.argv[1:] == ["--record"]:
+        print(f"recorded {record_decisions()} decisions in {DECISIONS}")
+    elif sys.argv[1:] == ["--record-lexical"]:
+        print(f"recorded {record_decisions(LEXICAL_DECISIONS, match_question)} decisions in {LEXICAL_DECISIONS}")
+    else:
+        raise SystemExit("usage: python tests/test_router.py --record | --record-lexical  (rewrites the fixture)")
