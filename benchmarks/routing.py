@@ -11,7 +11,8 @@ importing and loading the matcher (the learned router's weights) and routing one
 scenario (another object, so none of the bank's tables is built), then the first question on each of the
 480 scenarios, in bank order, is timed: the first one written for that scenario in the question sets
 (every table that scenario needs is built inside that call; caches of words seen before are kept, as in
-a run); *RSS* is the process's resident memory (``VmRSS``) with the bank
+a run); *cpu ms* is the mean process CPU time of such a first call (less
+sensitive to a loaded machine than the wall times); *RSS* is the process's resident memory (``VmRSS``) with the bank
 loaded, before any question and after all 480 scenarios. Figures are this machine's: quote ratios from
 one run.
 """
@@ -74,15 +75,16 @@ def cold(name: str) -> dict[str, float]:
     route = resolve_matcher(name)
     route(Scenario.from_dict(bank[0].to_dict()), COLD_QUESTION)  # loads it (on a copy: another object)
     load = time.perf_counter() - t0
-    times = []
+    times, cpu = [], 0.0
     for s in bank:
         question = first.get(s.id, COLD_QUESTION)
-        t = time.perf_counter()
+        c, t = time.process_time(), time.perf_counter()
         route(s, question)
         times.append(time.perf_counter() - t)
+        cpu += time.process_time() - c
     after = rss_mb()
     times.sort()
-    return {"scenarios": len(bank), "load_s": load, "cold_total_s": sum(times),
+    return {"scenarios": len(bank), "load_s": load, "cold_total_s": sum(times), "cold_cpu_ms": cpu / len(bank) * 1e3,
             "cold_mean_ms": sum(times) / len(times) * 1e3, "cold_p50_ms": times[len(times) // 2] * 1e3,
             "cold_max_ms": times[-1] * 1e3, "rss_before_mb": base, "rss_after_mb": after}
 
@@ -90,13 +92,14 @@ def cold(name: str) -> dict[str, float]:
 def print_cold(matchers: list[str]) -> None:
     print("\ncold start, one fresh process per matcher (the first question on each of the bank's scenarios)")
     print(f"{'matcher':10} {'load s':>8} {'scen':>5} {'total s':>8} {'mean ms':>8} {'p50 ms':>8} {'max ms':>8}"
-          f" {'RSS0 MB':>8} {'RSS480 MB':>9}")
+          f" {'cpu ms':>8} {'RSS0 MB':>8} {'RSS480 MB':>9}")
     for m in matchers:
         out = subprocess.run([sys.executable, __file__, "--cold-child", m], capture_output=True, text=True,
                              check=True, cwd=ROOT)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"{m:10} {r['load_s']:8.2f} {r['scenarios']:5d} {r['cold_total_s']:8.2f} {r['cold_mean_ms']:8.2f}"
-              f" {r['cold_p50_ms']:8.2f} {r['cold_max_ms']:8.2f} {r['rss_before_mb']:8.0f} {r['rss_after_mb']:9.0f}")
+              f" {r['cold_p50_ms']:8.2f} {r['cold_max_ms']:8.2f} {r['cold_cpu_ms']:8.2f}"
+              f" {r['rss_before_mb']:8.0f} {r['rss_after_mb']:9.0f}")
 
 
 def print_accuracy(matchers: list[str], sets: list[str]) -> None:

@@ -260,22 +260,28 @@ def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
     return out
 
 
+_Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primary), in first-added order
+
+
+def _add(entries: _Phrases, stems: tuple[str, ...], weight: float, primary: bool) -> None:
+    """Keep a phrase's weight: a primary claim beats a secondary one, then the higher weight wins."""
+    old = entries.get(stems)
+    if stems and weight > 0 and (old is None or (old[1], old[0]) < (primary, weight)):
+        entries[stems] = (weight, primary)
+
+
 @lru_cache(maxsize=8192)
 def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...], values: tuple[str, ...],
-                    said: tuple[str, ...], topic: frozenset[str]) -> tuple[
-                        tuple[tuple[tuple[str, ...], float, bool], ...], frozenset[tuple[str, ...]],
-                        frozenset[tuple[str, ...]]]:
-    """One attribute's phrases ``(stems, weight, primary)`` in first-added order, its own single words and
-    its title (name and label) stems: a pure function of its texts, so scenarios of a domain share it."""
-    # stems -> (weight, primary): primary phrases are the attribute's own words (name, label, keywords,
-    # a need's keywords, whole values); secondary ones are single words taken from values, labels,
-    # statements and concept families.
-    entries: dict[tuple[str, ...], tuple[float, bool]] = {}
+                    topic: frozenset[str]) -> tuple[_Phrases, frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """One attribute's phrases from its own words and values (a need's statement and hint come after, in
+    :func:`_said_phrases`), its own single words and its title (name and label) stems: a pure function
+    of its texts, so the scenarios of a domain share it. Read-only: callers copy the phrases."""
+    # Primary phrases are the attribute's own words (name, label, keywords, a need's keywords, whole
+    # values); secondary ones are single words taken from values, labels, statements and concept families.
+    entries: _Phrases = {}
 
     def add(stems: tuple[str, ...], weight: float, primary: bool) -> None:
-        old = entries.get(stems)
-        if stems and weight > 0 and (old is None or (old[1], old[0]) < (primary, weight)):
-            entries[stems] = (weight, primary)
+        _add(entries, stems, weight, primary)
 
     strong_cost = kind == "visible"
     own_stems = [_stems(p.replace("_", " ")) for p in own]
@@ -299,11 +305,19 @@ def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...],
     if kind == "visible" and not values and _COST_STEMS & {w for st in own_stems for w in st}:
         for w in _COST_STEMS:  # a price-like visible attribute is reached by every cost word
             add((w,), 1.0, False)
+    return entries, named, title
+
+
+def _said_phrases(phrases: _Phrases, said: tuple[str, ...], topic: frozenset[str]) -> _Phrases:
+    """An attribute's phrases with its need's statement and hint words added (last, as single words)."""
+    if not said:
+        return phrases
+    entries = dict(phrases)
     for text in said:
         for s in set(_stems(text)):
             if s not in _STOP_STEMS and s not in _WEAK_STEMS:
-                add((s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, False)
-    return tuple((st, w, p) for st, (w, p) in entries.items()), named, title
+                _add(entries, (s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, False)
+    return entries
 
 
 def _build(scenario: Scenario) -> Table:
@@ -338,9 +352,9 @@ def _build(scenario: Scenario) -> Table:
     for ti, (target, own, values, said) in enumerate(sources):
         targets.append(target)
         phrases, own_words, names = _target_phrases(target.kind, target.attribute, labels.get(target.attribute, ""),
-                                                    tuple(own), tuple(values), tuple(said), topic)
-        for st, weight, primary in phrases:
-            entries[(st, ti)] = (weight, primary)
+                                                    tuple(own), tuple(values), topic)
+        for st, weight_primary in _said_phrases(phrases, tuple(said), topic).items():
+            entries[(st, ti)] = weight_primary
         if target.kind != "visible":
             named[ti] = own_words
             title[ti] = names
@@ -367,8 +381,13 @@ def _build(scenario: Scenario) -> Table:
                 weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
             else:
                 weight /= others.get(stems, 1) ** SHARE_POWER
-        index.setdefault(stems[0], []).append((stems, weight, ti, _is_cost(stems)))
-    frozen = {k: tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
+        entry = (stems, weight, ti, _is_cost(stems))
+        listed = index.get(stems[0])
+        if listed is None:
+            index[stems[0]] = [entry]
+        else:
+            listed.append(entry)
+    frozen = {k: (v[0],) if len(v) == 1 else tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in _stems(scenario.domain) if w not in _STOP_STEMS)
     return Table(tuple(targets), domain, numeric, frozen)
