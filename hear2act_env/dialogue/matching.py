@@ -42,7 +42,11 @@ it. The default matcher is deterministic, dependency-free and fast:
    one word first ("up front" -> upfront, "after work" -> evening).
 
 Tables are compiled once per scenario object (:func:`table_for`) and reused
-for every question; a question's words are stemmed through an LRU cache.
+for every question; an attribute's phrases from its own words and values,
+and the domain's topic words, are computed once and shared by the scenarios
+that have the same attribute (:func:`_target_phrases`), so a scenario adds
+only its needs' statement words and the sharing rule; a question's words are
+stemmed through an LRU cache.
 ``MATCHERS`` maps a matcher name (the env's ``matcher=`` argument) to its
 factory: ``"learned"`` (:mod:`.router`, the default: a linear model over
 words and this module's evidence, fitted on independently written
