@@ -60,6 +60,7 @@ from __future__ import annotations
 import json
 import re
 import weakref
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -276,10 +277,12 @@ def _add(entries: _Phrases, stems: tuple[str, ...], weight: float, primary: bool
 
 @lru_cache(maxsize=8192)
 def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...], values: tuple[str, ...],
-                    topic: frozenset[str]) -> tuple[_Phrases, frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+                    topic: frozenset[str]) -> tuple[_Phrases, frozenset[tuple[str, ...]], frozenset[tuple[str, ...]],
+                                                    tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]]:
     """One attribute's phrases from its own words and values (a need's statement and hint come after, in
     :func:`_said_phrases`), its own single words and its title (name and label) stems: a pure function
-    of its texts, so the scenarios of a domain share it. Read-only: callers copy the phrases."""
+    of its texts, so the scenarios of a domain share it, and its single words (:func:`_singles`).
+    Read-only: callers copy the phrases."""
     # Primary phrases are the attribute's own words (name, label, keywords, a need's keywords, whole
     # values); secondary ones are single words taken from values, labels, statements and concept families.
     entries: _Phrases = {}
@@ -309,7 +312,13 @@ def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...],
     if kind == "visible" and not values and _COST_STEMS & {w for st in own_stems for w in st}:
         for w in _COST_STEMS:  # a price-like visible attribute is reached by every cost word
             add((w,), 1.0, False)
-    return entries, named, title
+    return entries, named, title, _singles(entries)
+
+
+def _singles(entries: _Phrases) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+    """The single-word phrases, claimed as the attribute's own (primary) and otherwise."""
+    return (tuple(st for st, (_w, p) in entries.items() if len(st) == 1 and p),
+            tuple(st for st, (_w, p) in entries.items() if len(st) == 1 and not p))
 
 
 def _said_phrases(phrases: _Phrases, said: tuple[str, ...], topic: frozenset[str]) -> _Phrases:
@@ -328,8 +337,6 @@ def _build(scenario: Scenario) -> Table:
     needs = {n.attribute: n for n in scenario.needs}
     topic = _topic_stems(scenario)
     targets: list[Target] = []
-    # (stems, target index) -> (weight, primary), target by target (see _target_phrases).
-    entries: dict[tuple[tuple[str, ...], int], tuple[float, bool]] = {}
 
     present = {a.name for a in scenario.attributes}
     data = _domain_file(scenario.domain)
@@ -353,44 +360,47 @@ def _build(scenario: Scenario) -> Table:
         values = [str(v) for v in raw.get("values", [])]
         sources.append((Target(str(raw.get("name")), "absent", None), words, values, []))
 
+    phrases: list[_Phrases] = []  # per target, stems -> (weight, primary), in first-added order
+    owners: Counter[tuple[str, ...]] = Counter()  # single words: how many targets own them (primary)
+    others: Counter[tuple[str, ...]] = Counter()  # ... and how many claim them secondarily
     for ti, (target, own, values, said) in enumerate(sources):
         targets.append(target)
-        phrases, own_words, names = _target_phrases(target.kind, target.attribute, labels.get(target.attribute, ""),
-                                                    tuple(own), tuple(values), topic)
-        for st, weight_primary in _said_phrases(phrases, tuple(said), topic).items():
-            entries[(st, ti)] = weight_primary
+        base, own_words, names, singles = _target_phrases(target.kind, target.attribute,
+                                                          labels.get(target.attribute, ""), tuple(own),
+                                                          tuple(values), topic)
+        entries = _said_phrases(base, tuple(said), topic)
+        if entries is not base:
+            singles = _singles(entries)
+        phrases.append(entries)
+        owners.update(singles[0])
+        others.update(singles[1])
         if target.kind != "visible":
             named[ti] = own_words
             title[ti] = names
     # A single word several attributes claim says little about which one is meant ("kids" in a
     # pediatrician scenario). Where some attributes own the word, they share it and the others'
     # secondary claims count half; where none owns it, the secondary claims share it.
-    owners: dict[tuple[str, ...], int] = {}
-    others: dict[tuple[str, ...], int] = {}
-    for (stems, _ti), (_w, primary) in entries.items():
-        if len(stems) == 1:
-            counts = owners if primary else others
-            counts[stems] = counts.get(stems, 0) + 1
     index: dict[str, list[tuple[tuple[str, ...], float, int, bool]]] = {}
-    for (stems, ti), (weight, primary) in entries.items():
-        if len(stems) == 1:
-            n_own = owners.get(stems, 0)
-            if primary:
-                if n_own == 1 and stems[0] in _WEAK_STEMS and stems in named.get(ti, ()):
-                    # An attribute's own weak keyword, nobody else's; its name or label counts whole
-                    # ("setting", "time" for a table time).
-                    weight = 1.0 if stems in title.get(ti, ()) else SOLE_WEAK_WEIGHT
-                weight /= n_own**OWNER_SHARE_POWER
-            elif n_own:
-                weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
+    for ti, entries in enumerate(phrases):
+        for stems, (weight, primary) in entries.items():
+            if len(stems) == 1:
+                n_own = owners.get(stems, 0)
+                if primary:
+                    if n_own == 1 and stems[0] in _WEAK_STEMS and stems in named.get(ti, ()):
+                        # An attribute's own weak keyword, nobody else's; its name or label counts whole
+                        # ("setting", "time" for a table time).
+                        weight = 1.0 if stems in title.get(ti, ()) else SOLE_WEAK_WEIGHT
+                    weight /= n_own**OWNER_SHARE_POWER
+                elif n_own:
+                    weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
+                else:
+                    weight /= others.get(stems, 1) ** SHARE_POWER
+            entry = (stems, weight, ti, _is_cost(stems))
+            listed = index.get(stems[0])
+            if listed is None:
+                index[stems[0]] = [entry]
             else:
-                weight /= others.get(stems, 1) ** SHARE_POWER
-        entry = (stems, weight, ti, _is_cost(stems))
-        listed = index.get(stems[0])
-        if listed is None:
-            index[stems[0]] = [entry]
-        else:
-            listed.append(entry)
+                listed.append(entry)
     frozen = {k: (v[0],) if len(v) == 1 else tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in _stems(scenario.domain) if w not in _STOP_STEMS)
