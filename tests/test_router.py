@@ -246,3 +246,81 @@ def test_odd_questions_route_without_error_and_long_ones_are_not_kept(bank):
     long = "Do you mind a layover? " * 100
     assert router(s, long) == router(s, "Do you mind a layover?")
     assert long not in router._table(s)[1]
+
+
+# -- decisions pinned before the per-domain tables (issues 20 and 22) -------------------------------
+# tests/data/router_decisions.json.gz was recorded with the router as it was before its per-scenario
+# tables were replaced by shared ones (commit 1bbb14d): ``python tests/test_router.py --record``.
+DECISIONS = DATA / "router_decisions.json.gz"
+# The lexical matcher's decisions on the same questions, recorded with matching.py unchanged (commit 1bbb14d)
+# before its phrase tables were assembled from per-attribute parts: ``--record-lexical``.
+LEXICAL_DECISIONS = DATA / "lexical_decisions.json.gz"
+HELD_OUT_SETS = ("dev_questions.jsonl", "heldout_questions.jsonl", "heldout_questions_v2.jsonl",
+                 "heldout_questions_v3.jsonl", "heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl")
+
+
+def decision_pairs(bank) -> list[tuple[str, str]]:
+    """Every (scenario id, question) of the repo's question sets, once each, in a fixed order.
+
+    Rows written per scenario (the held-out sets, ``routing_train/*.jsonl``) are routed on their scenario;
+    a domain file's question (``routing_train/*.txt``) on two of the domain's scenarios, in turn, so that
+    every scenario of the domain is met.
+    """
+    from hear2act_env.dialogue.router_fit import read_domain_lines
+
+    names = [*HELD_OUT_SETS, *(f"routing_train/{p.name}" for p in sorted((DATA / "routing_train").glob("*.jsonl")))]
+    pairs = [(r["scenario_id"], r["question"]) for name in names for r in read_rows(DATA / name)]
+    by_domain: dict[str, list[str]] = {}
+    for sid in sorted(bank):
+        by_domain.setdefault(router_mod.slug(bank[sid].domain), []).append(sid)
+    for path in sorted((DATA / "routing_train").glob("*.txt")):
+        for i, (domain, _attr, question) in enumerate(read_domain_lines(path)):
+            ids = by_domain[domain]
+            pairs += [(ids[i % len(ids)], question), (ids[(i + len(ids) // 2) % len(ids)], question)]
+    return list(dict.fromkeys(pairs))
+
+
+def decision(target) -> list:
+    """A routing decision as (target, attribute, level): ``["general", None, None]`` when it goes nowhere."""
+    return ["general", None, None] if target is None else [target.kind, target.attribute, target.level]
+
+
+def record_decisions(path: Path = DECISIONS, matcher=route) -> int:
+    bank = {s.id: s for s in load_scenarios()}
+    rows = [[sid, q, *decision(matcher(bank[sid], q))] for sid, q in decision_pairs(bank)]
+    path.write_bytes(gzip.compress(json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode(), mtime=0))
+    return len(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", ["learned", "lexical"])
+def test_decisions_match_those_recorded_before_the_shared_tables(bank, fixture):
+    """Every question of the repo's question sets routes exactly as before: the learned router as with its
+    per-scenario tables, the lexical matcher as with its tables built attribute by attribute in one go."""
+    path, matcher = (DECISIONS, Router.load()) if fixture == "learned" else (LEXICAL_DECISIONS, match_question)
+    recorded = json.loads(gzip.decompress(path.read_bytes()))
+    assert [(sid, q) for sid, q, *_ in recorded] == decision_pairs(bank)  # the sets as recorded, in order
+    assert len(recorded) == 28821 and len({r[0] for r in recorded}) == len(bank)
+    differ = [(sid, q, rest, got) for sid, q, *rest in recorded if (got := decision(matcher(bank[sid], q))) != rest]
+    assert not differ, f"{len(differ)} of {len(recorded)} decisions moved, e.g. {differ[:3]}"
+
+
+def test_a_scenario_costs_the_router_references_not_tables(bank):
+    """A scenario's plan holds the shared weight classes' lookups (one per class), not copied weights."""
+    router = Router.load()
+    s = bank["budget-airline-tickets-05"]
+    plan, _memo = router._table(s)
+    assert [i for i, _ in plan] == list(range(len(candidates(s))))
+    for (_i, gets), c in zip(plan, candidates(s), strict=True):
+        assert [id(g.__self__) for g in gets] == [id(router.classes[k]) for k in c.keys if k in router.classes]
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--record"]:
+        print(f"recorded {record_decisions()} decisions in {DECISIONS}")
+    elif sys.argv[1:] == ["--record-lexical"]:
+        print(f"recorded {record_decisions(LEXICAL_DECISIONS, match_question)} decisions in {LEXICAL_DECISIONS}")
+    else:
+        raise SystemExit("usage: python tests/test_router.py --record | --record-lexical  (rewrites the fixture)")

@@ -42,7 +42,11 @@ it. The default matcher is deterministic, dependency-free and fast:
    one word first ("up front" -> upfront, "after work" -> evening).
 
 Tables are compiled once per scenario object (:func:`table_for`) and reused
-for every question; a question's words are stemmed through an LRU cache.
+for every question; an attribute's phrases from its own words and values,
+and the domain's topic words, are computed once and shared by the scenarios
+that have the same attribute (:func:`_target_phrases`), so a scenario adds
+only its needs' statement words and the sharing rule; a question's words are
+stemmed through an LRU cache.
 ``MATCHERS`` maps a matcher name (the env's ``matcher=`` argument) to its
 factory: ``"learned"`` (:mod:`.router`, the default: a linear model over
 words and this module's evidence, fitted on independently written
@@ -56,6 +60,7 @@ from __future__ import annotations
 import json
 import re
 import weakref
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -182,12 +187,14 @@ def _word_weight(s: str, strong_cost: bool) -> float:
     return 1.0
 
 
+@lru_cache(maxsize=65_536)
 def _is_cost(stems: tuple[str, ...]) -> bool:
     """A phrase that only talks about cost ("pay", "pay more", "cost extra"): the trade-off rule's words."""
     content = [s for s in stems if s not in _STOP_STEMS]
     return any(s in _COST_STEMS for s in content) and all(s in _COST_STEMS or s in _WEAK_STEMS for s in content)
 
 
+@lru_cache(maxsize=65_536)
 def _phrase_weight(stems: tuple[str, ...], strong_cost: bool = False) -> float:
     weights = [_word_weight(s, strong_cost) for s in stems]
     content = sum(w > 0 for w in weights)
@@ -222,16 +229,31 @@ def _domain_file(domain: str) -> dict[str, Any] | None:
 
 def _topic_stems(scenario: Scenario) -> frozenset[str]:
     """Words that name the domain's subject: the domain name and words common to its requests."""
-    texts = [scenario.request]
-    data = _domain_file(scenario.domain)
-    if data is not None:
-        texts = [str(p.get("request", "")) for p in data.get("personas", []) if isinstance(p, dict)] or texts
+    if _persona_requests(scenario.domain):  # the domain's personas, not this scenario's: once per domain
+        return _domain_topic(scenario.domain)
+    return _topic_from(scenario.domain, (scenario.request,))
+
+
+@lru_cache(maxsize=64)
+def _persona_requests(domain: str) -> tuple[str, ...]:
+    data = _domain_file(domain)
+    if data is None:
+        return ()
+    return tuple(str(p.get("request", "")) for p in data.get("personas", []) if isinstance(p, dict))
+
+
+@lru_cache(maxsize=64)
+def _domain_topic(domain: str) -> frozenset[str]:
+    return _topic_from(domain, _persona_requests(domain))
+
+
+def _topic_from(domain: str, texts: tuple[str, ...]) -> frozenset[str]:
     counts: dict[str, int] = {}
     for t in texts:
         for s in set(_stems(t)):
             counts[s] = counts.get(s, 0) + 1
     common = {s for s, c in counts.items() if c >= max(2, len(texts) // 4)}
-    return frozenset((set(_stems(scenario.domain)) | common) - _STOP_STEMS)
+    return frozenset((set(_stems(domain)) | common) - _STOP_STEMS)
 
 
 def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
@@ -243,19 +265,78 @@ def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
     return out
 
 
+_Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primary), in first-added order
+
+
+def _add(entries: _Phrases, stems: tuple[str, ...], weight: float, primary: bool) -> None:
+    """Keep a phrase's weight: a primary claim beats a secondary one, then the higher weight wins."""
+    old = entries.get(stems)
+    if stems and weight > 0 and (old is None or (old[1], old[0]) < (primary, weight)):
+        entries[stems] = (weight, primary)
+
+
+@lru_cache(maxsize=8192)
+def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...], values: tuple[str, ...],
+                    topic: frozenset[str]) -> tuple[_Phrases, frozenset[tuple[str, ...]], frozenset[tuple[str, ...]],
+                                                    tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]]:
+    """One attribute's phrases from its own words and values (a need's statement and hint come after, in
+    :func:`_said_phrases`), its own single words and its title (name and label) stems: a pure function
+    of its texts, so the scenarios of a domain share it, and its single words (:func:`_singles`).
+    Read-only: callers copy the phrases."""
+    # Primary phrases are the attribute's own words (name, label, keywords, a need's keywords, whole
+    # values); secondary ones are single words taken from values, labels, statements and concept families.
+    entries: _Phrases = {}
+
+    def add(stems: tuple[str, ...], weight: float, primary: bool) -> None:
+        _add(entries, stems, weight, primary)
+
+    strong_cost = kind == "visible"
+    own_stems = [_stems(p.replace("_", " ")) for p in own]
+    value_stems = [_stems(v) for v in values]
+    for st in own_stems:
+        weight = 1.0 if len(st) == 2 and st[0] == "how" else _phrase_weight(st, strong_cost)
+        add(st, weight, True)
+        for s in st if len(st) > 1 else ():  # one word of a label or key phrase
+            add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, strong_cost), False)
+    named: frozenset[tuple[str, ...]] = frozenset()
+    title: frozenset[tuple[str, ...]] = frozenset()
+    if kind != "visible":  # its own single words, for the sole-owner rule
+        named = frozenset(st for st in own_stems if len(st) == 1)
+        title = frozenset({_stems(attribute.replace("_", " ")), _stems(label)})
+    for st in value_stems:
+        add(st, _phrase_weight(st), True)  # the whole value, as written
+        for s in st:  # and each of its words, the topic ones faintly
+            add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), False)
+    for st in _family_words(own_stems + value_stems):
+        add(st, _phrase_weight(st, strong_cost), False)
+    if kind == "visible" and not values and _COST_STEMS & {w for st in own_stems for w in st}:
+        for w in _COST_STEMS:  # a price-like visible attribute is reached by every cost word
+            add((w,), 1.0, False)
+    return entries, named, title, _singles(entries)
+
+
+def _singles(entries: _Phrases) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+    """The single-word phrases, claimed as the attribute's own (primary) and otherwise."""
+    return (tuple(st for st, (_w, p) in entries.items() if len(st) == 1 and p),
+            tuple(st for st, (_w, p) in entries.items() if len(st) == 1 and not p))
+
+
+def _said_phrases(phrases: _Phrases, said: tuple[str, ...], topic: frozenset[str]) -> _Phrases:
+    """An attribute's phrases with its need's statement and hint words added (last, as single words)."""
+    if not said:
+        return phrases
+    entries = dict(phrases)
+    for text in said:
+        for s in set(_stems(text)):
+            if s not in _STOP_STEMS and s not in _WEAK_STEMS:
+                _add(entries, (s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, False)
+    return entries
+
+
 def _build(scenario: Scenario) -> Table:
     needs = {n.attribute: n for n in scenario.needs}
     topic = _topic_stems(scenario)
     targets: list[Target] = []
-    # (stems, target index) -> (weight, primary): primary phrases are the attribute's own words
-    # (name, label, keywords, a need's keywords, whole values); secondary ones are single words
-    # taken from values, labels, statements and concept families.
-    entries: dict[tuple[tuple[str, ...], int], tuple[float, bool]] = {}
-
-    def add(stems: tuple[str, ...], weight: float, ti: int, primary: bool) -> None:
-        old = entries.get((stems, ti))
-        if stems and weight > 0 and (old is None or (old[1], old[0]) < (primary, weight)):
-            entries[(stems, ti)] = (weight, primary)
 
     present = {a.name for a in scenario.attributes}
     data = _domain_file(scenario.domain)
@@ -263,8 +344,8 @@ def _build(scenario: Scenario) -> Table:
     if data is not None:
         absent = [a for a in data.get("attributes", []) if isinstance(a, dict) and a.get("name") not in present]
 
-    named: dict[int, set[tuple[str, ...]]] = {}
-    title: dict[int, set[tuple[str, ...]]] = {}  # the attribute's name and label
+    named: dict[int, frozenset[tuple[str, ...]]] = {}
+    title: dict[int, frozenset[tuple[str, ...]]] = {}  # the attribute's name and label
     labels = {a.name: a.label for a in scenario.attributes}
     sources: list[tuple[Target, list[str], list[str], list[str]]] = []
     for a in scenario.attributes:
@@ -279,57 +360,48 @@ def _build(scenario: Scenario) -> Table:
         values = [str(v) for v in raw.get("values", [])]
         sources.append((Target(str(raw.get("name")), "absent", None), words, values, []))
 
+    phrases: list[_Phrases] = []  # per target, stems -> (weight, primary), in first-added order
+    owners: Counter[tuple[str, ...]] = Counter()  # single words: how many targets own them (primary)
+    others: Counter[tuple[str, ...]] = Counter()  # ... and how many claim them secondarily
     for ti, (target, own, values, said) in enumerate(sources):
         targets.append(target)
-        strong_cost = target.kind == "visible"
-        own_stems = [_stems(p.replace("_", " ")) for p in own]
-        value_stems = [_stems(v) for v in values]
-        for st in own_stems:
-            weight = 1.0 if len(st) == 2 and st[0] == "how" else _phrase_weight(st, strong_cost)
-            add(st, weight, ti, True)
-            for s in st if len(st) > 1 else ():  # one word of a label or key phrase
-                add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, strong_cost), ti, False)
-        if target.kind != "visible":  # its own single words, for the sole-owner rule below
-            named[ti] = {st for st in own_stems if len(st) == 1}
-            title[ti] = {_stems(target.attribute.replace("_", " ")), _stems(labels.get(target.attribute, ""))}
-        for st in value_stems:
-            add(st, _phrase_weight(st), ti, True)  # the whole value, as written
-            for s in st:  # and each of its words, the topic ones faintly
-                add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), ti, False)
-        for st in _family_words(own_stems + value_stems):
-            add(st, _phrase_weight(st, strong_cost), ti, False)
-        if target.kind == "visible" and not values and _COST_STEMS & {w for st in own_stems for w in st}:
-            for w in _COST_STEMS:  # a price-like visible attribute is reached by every cost word
-                add((w,), 1.0, ti, False)
-        for text in said:
-            for s in set(_stems(text)):
-                if s not in _STOP_STEMS and s not in _WEAK_STEMS:
-                    add((s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, ti, False)
+        base, own_words, names, singles = _target_phrases(target.kind, target.attribute,
+                                                          labels.get(target.attribute, ""), tuple(own),
+                                                          tuple(values), topic)
+        entries = _said_phrases(base, tuple(said), topic)
+        if entries is not base:
+            singles = _singles(entries)
+        phrases.append(entries)
+        owners.update(singles[0])
+        others.update(singles[1])
+        if target.kind != "visible":
+            named[ti] = own_words
+            title[ti] = names
     # A single word several attributes claim says little about which one is meant ("kids" in a
     # pediatrician scenario). Where some attributes own the word, they share it and the others'
     # secondary claims count half; where none owns it, the secondary claims share it.
-    owners: dict[tuple[str, ...], int] = {}
-    others: dict[tuple[str, ...], int] = {}
-    for (stems, _ti), (_w, primary) in entries.items():
-        if len(stems) == 1:
-            counts = owners if primary else others
-            counts[stems] = counts.get(stems, 0) + 1
     index: dict[str, list[tuple[tuple[str, ...], float, int, bool]]] = {}
-    for (stems, ti), (weight, primary) in entries.items():
-        if len(stems) == 1:
-            n_own = owners.get(stems, 0)
-            if primary:
-                if n_own == 1 and stems[0] in _WEAK_STEMS and stems in named.get(ti, ()):
-                    # An attribute's own weak keyword, nobody else's; its name or label counts whole
-                    # ("setting", "time" for a table time).
-                    weight = 1.0 if stems in title.get(ti, ()) else SOLE_WEAK_WEIGHT
-                weight /= n_own**OWNER_SHARE_POWER
-            elif n_own:
-                weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
+    for ti, entries in enumerate(phrases):
+        for stems, (weight, primary) in entries.items():
+            if len(stems) == 1:
+                n_own = owners.get(stems, 0)
+                if primary:
+                    if n_own == 1 and stems[0] in _WEAK_STEMS and stems in named.get(ti, ()):
+                        # An attribute's own weak keyword, nobody else's; its name or label counts whole
+                        # ("setting", "time" for a table time).
+                        weight = 1.0 if stems in title.get(ti, ()) else SOLE_WEAK_WEIGHT
+                    weight /= n_own**OWNER_SHARE_POWER
+                elif n_own:
+                    weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
+                else:
+                    weight /= others.get(stems, 1) ** SHARE_POWER
+            entry = (stems, weight, ti, _is_cost(stems))
+            listed = index.get(stems[0])
+            if listed is None:
+                index[stems[0]] = [entry]
             else:
-                weight /= others.get(stems, 1) ** SHARE_POWER
-        index.setdefault(stems[0], []).append((stems, weight, ti, _is_cost(stems)))
-    frozen = {k: tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
+                listed.append(entry)
+    frozen = {k: (v[0],) if len(v) == 1 else tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in _stems(scenario.domain) if w not in _STOP_STEMS)
     return Table(tuple(targets), domain, numeric, frozen)

@@ -36,11 +36,20 @@ no learned weights (a custom scenario) falls back on the lexical evidence and
 the cross-domain weights alone.
 
 Weights ship in ``hear2act_env/data/router.json.gz`` (numbers and words only,
-read with the standard library). A router keeps, per scenario object, the
-weights indexed by feature and the decisions it has made (questions up to
-512 characters, 1,024 per scenario), so a repeated question is a dictionary
-lookup and a new one ~0.2 ms (``benchmarks/routing.py``). No dependency beyond
-the core.
+read with the standard library) and are loaded once per process: one
+feature -> weight dictionary per class, which every scenario of the domain
+shares (the cross-domain classes every domain). A router keeps, per scenario
+object, only a plan (per candidate, the lookups of its classes: a few dozen
+references, built in microseconds the first time the scenario is met) and the
+decisions it has made (questions up to 512 characters, 1,024 per scenario), so
+a repeated question is a dictionary lookup and a new one ~0.2 ms. A candidate
+adds its weights feature by feature (sorted), class by class: the order of
+the per-scenario inverted tables this replaced, so every score is the same
+float (``tests/test_router.py`` pins 28,821 decisions recorded with those
+tables). The first question on a scenario also builds the lexical matcher's
+phrase table for it (:func:`.matching.table_for`), the bulk of that question's
+cost; ``benchmarks/routing.py`` prints cold and warm figures and the memory
+after all 480 scenarios. No dependency beyond the core.
 """
 
 from __future__ import annotations
@@ -95,6 +104,10 @@ class Candidate:
     name: str  # attribute name, or GENERAL
     keys: tuple[str, ...]  # the weight classes whose weights add up to its score
     target: Target | None  # where it routes (None: general, or an attribute the scenario lacks)
+
+
+# Per candidate index, the ``dict.get`` of each of its weight classes, in its ``keys`` order.
+_Plan = tuple[tuple[int, tuple[Any, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -180,9 +193,9 @@ class Router:
         self.general_offset = float(weights.get("general_offset", 0.0))
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
-        # Per scenario object: feature -> ((candidate index, weight), ...) and a decision memo.
-        self._tables: dict[int, tuple[weakref.ref[Scenario], dict[str, tuple[tuple[int, float], ...]],
-                                      dict[str, Target | None]]] = {}
+        # Per scenario object: each candidate's weight classes (the shared dictionaries of ``classes``,
+        # no copies) and a decision memo. Nothing is built per scenario beyond these few references.
+        self._tables: dict[int, tuple[weakref.ref[Scenario], _Plan, dict[str, Target | None]]] = {}
 
     @classmethod
     def load(cls, path: Path | str = WEIGHTS_PATH) -> Router:
@@ -195,32 +208,37 @@ class Router:
             raise ValueError(f"router weights {path}: expected an object with 'psi', 'beta' and 'weights'")
         return cls(data)
 
-    def _table(self, scenario: Scenario) -> tuple[dict[str, tuple[tuple[int, float], ...]], dict[str, Target | None]]:
+    def _table(self, scenario: Scenario) -> tuple[_Plan, dict[str, Target | None]]:
+        """The scenario's plan (per candidate, its classes' lookups) and its decision memo; microseconds."""
         key = id(scenario)
         hit = self._tables.get(key)
         if hit is not None and hit[0]() is scenario:
             return hit[1], hit[2]
-        by_feature: dict[str, list[tuple[int, float]]] = {}
-        for i, c in enumerate(candidates(scenario)):
-            for k in c.keys:
-                for f, w in self.classes.get(k, {}).items():
-                    by_feature.setdefault(f, []).append((i, w))
-        table = {f: tuple(v) for f, v in by_feature.items()}
+        plan = tuple((i, tuple(self.classes[k].get for k in c.keys if k in self.classes))
+                     for i, c in enumerate(candidates(scenario)))
         memo: dict[str, Target | None] = {}
-        self._tables[key] = (weakref.ref(scenario), table, memo)
+        self._tables[key] = (weakref.ref(scenario), plan, memo)
         weakref.finalize(scenario, self._tables.pop, key, None)
-        return table, memo
+        return plan, memo
 
     def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
         """Every candidate with its score, in candidate order."""
-        table, _memo = self._table(scenario)
+        plan, _memo = self._table(scenario)
         cands = candidates(scenario)
         psi = lexical_evidence(scenario, question, cands)
         totals = [sum(b * x for b, x in zip(self.beta, p, strict=True)) for p in psi]
         totals[-1] += self.general_offset  # general is always the last candidate
-        for f in question_features(question):
-            for i, w in table.get(f, ()):
-                totals[i] += w
+        feats = question_features(question)
+        # Each candidate adds its weights feature by feature (sorted), class by class within a feature:
+        # the order the former per-scenario inverted tables added them in, so every score is the same float.
+        for i, gets in plan:
+            total = totals[i]
+            for f in feats:
+                for get in gets:
+                    w = get(f)
+                    if w is not None:
+                        total += w
+            totals[i] = total
         return list(zip(cands, totals, strict=True))
 
     def best(self, scenario: Scenario, question: str) -> Candidate:
