@@ -250,7 +250,8 @@ def test_odd_questions_route_without_error_and_long_ones_are_not_kept(bank):
 
 # -- decisions pinned before the per-domain tables (issues 20 and 22) -------------------------------
 # tests/data/router_decisions.json.gz was recorded with the router as it was before its per-scenario
-# tables were replaced by shared ones (commit 1bbb14d; re-recorded with that code on the bank of commit 9415d94): ``python tests/test_router.py --record``.
+# tables were replaced by shared ones (commit 1bbb14d; re-recorded with that code on the bank of commit
+# 9415d94): ``python tests/test_router.py --record``.
 DECISIONS = DATA / "router_decisions.json.gz"
 # The lexical matcher's decisions on the same questions, recorded with matching.py unchanged (commit 1bbb14d)
 # before its phrase tables were assembled from per-attribute parts: ``--record-lexical``.

@@ -87,8 +87,9 @@ def commonest_order(s: Scenario) -> list[int]:
 def gold_positions(s: Scenario) -> dict[str, int]:
     """The gold's 0-based place among the candidates under each ordering.
 
-    Keys: ``value`` (summed ranks), ``commonest`` (:func:`commonest_order`), ``<attr>:best`` and ``<attr>:worst`` for every
-    numeric visible attribute (best or worst first, ties by option number).
+    Keys: ``value`` (summed ranks), ``commonest`` (:func:`commonest_order`), and
+    ``<attr>:best`` / ``<attr>:worst`` for every numeric visible attribute (best or
+    worst first, ties by option number).
     """
     opts = candidates(s)
     numbers = [o.number for o in opts]
