@@ -48,7 +48,7 @@ INVALID = "invalid"
 
 _D = r"[\s*_`]*+"  # whitespace and markdown emphasis, never given back
 # Keywords match ASCII letters in any case, and only those ("actıon" with a dotless i is no tag).
-_KIND = r"(?ai:(recommend|ask|clarify|confirm))(?![A-Za-z0-9_])"
+_KIND = r"(?ai:(recommend|ask|clarify|confirm))(?![A-Za-z0-9]|_[A-Za-z0-9])"
 _REST = rf"{_D}(?ai:action){_D}(?:[:=\-]{_D})?{_KIND}{_D}\]"  # a tag after its "["
 _BODY = rf"\[{_REST}"
 _OPEN_QUOTES = "\"'\u201c\u2018\u00ab"
