@@ -52,7 +52,7 @@ class AskEveryAgent(TranscriptRuleAgent):
         return self._recommend(self._next(current))
 
 
-def play(bank, agent_factory, env_id: str = "Hear2Act-Prosody-v0", access: str = "T") -> tuple[float, float]:
+def play(bank, agent_factory, env_id: str = "Hear2Act-Prosody-v1", access: str = "T") -> tuple[float, float]:
     env = gym.make(env_id, access=access, scenarios=bank).unwrapped
     wins = turns = 0
     for i, s in enumerate(bank):

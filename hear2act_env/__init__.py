@@ -1,7 +1,8 @@
 """hear2act_env: the Hear2Act benchmark as a Gymnasium environment.
 
-``import hear2act_env`` registers ``Hear2Act-Prosody-v0`` and
-``Hear2Act-Explicit-v0``; the scenario bank is :func:`load_scenarios`.
+``import hear2act_env`` registers ``Hear2Act-Prosody-v1`` and
+``Hear2Act-Explicit-v1`` (``-v0``, whose results differ, is gone: Gymnasium
+raises ``DeprecatedEnv`` naming ``-v1``); the scenario bank is :func:`load_scenarios`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from .scenarios import Scenario, ScenarioError, load_scenarios, validate
 
 __version__ = "0.1.0"
 
-ENV_IDS = {"Hear2Act-Prosody-v0": "prosody", "Hear2Act-Explicit-v0": "explicit"}
+ENV_IDS = {"Hear2Act-Prosody-v1": "prosody", "Hear2Act-Explicit-v1": "explicit"}
 
 for _env_id, _realization in ENV_IDS.items():
     if _env_id not in registry:

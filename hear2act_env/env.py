@@ -172,8 +172,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     all three needs (the *gold*).
 
     Two matched realizations of the same user: under **Explicit lexical**
-    responses (``Hear2Act-Explicit-v0``) an unmet L2/L3 need is stated in
-    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v0``)
+    responses (``Hear2Act-Explicit-v1``) an unmet L2/L3 need is stated in
+    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v1``)
     it is absent from the words: the user says the same assent ("That could
     work...") whether the option is right or not, and only the delivery
     (hesitant, concerned, ...) tells. The full rules are in PROTOCOL.md.
@@ -251,7 +251,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     reads them.
 
     ## Arguments
-    ``gymnasium.make("Hear2Act-Prosody-v0", access="T",
+    ``gymnasium.make("Hear2Act-Prosody-v1", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
     turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
     audio_cache=None, perceiver=None, affect=None, matcher="learned")``
@@ -293,6 +293,19 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``i`` on scenario ``ids[i]``.
 
     ## Version History
+    - v1: results changed, so the version moved (``-v0`` now raises Gymnasium's
+      ``DeprecatedEnv`` naming ``-v1``). The bank was regenerated: the options
+      text no longer ranks the gold (the gold takes an arbitrary candidate's
+      visible numbers, never the best deal; one missing value per need;
+      request violators meet each need with probability 1/4), strict bound
+      words are strict bounds (``<``/``>``, no option on one), every scenario
+      still shows the attributes it showed. The audio speaks exactly the
+      transcript (no filler), pauses, noise floor and level come from one
+      mastering step for every delivery (delivery model v3), and the CPU
+      perceiver reads delivery only. Actions are read by the published
+      grammar (the last bracketed tag; prose never acts). Under Explicit, a
+      confirmed option the user objected to is accepted with a settling reply.
+      The learned router shares its tables per domain (same decisions).
     - v0: initial release (scenario bank v1, delivery model v2). Revised in
       place before release (issue 7, paper fidelity): Explicit L2 is stated
       directly (no assent); the safe option names only its own drawback; a

@@ -43,7 +43,7 @@ from agents.llm.reasoning import split_reasoning
 
 from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
 
-ENV_IDS = {"prosody": "Hear2Act-Prosody-v0", "explicit": "Hear2Act-Explicit-v0"}
+ENV_IDS = {"prosody": "Hear2Act-Prosody-v1", "explicit": "Hear2Act-Explicit-v1"}
 # Logged next to the episode reward (weight 0): TRL streams each as rewards/<name>/mean at every logging step.
 LOGGED = ("success", "outcome", "turns", *(f"process/{t}" for t in PROCESS_TERMS))
 

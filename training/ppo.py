@@ -39,7 +39,7 @@ def _arg(default: Any, help: str) -> Any:
 
 @dataclass
 class Args:
-    env_id: str = _arg("Hear2Act-Prosody-v0", "Hear2Act-Prosody-v0 or Hear2Act-Explicit-v0")
+    env_id: str = _arg("Hear2Act-Prosody-v1", "Hear2Act-Prosody-v1 or Hear2Act-Explicit-v1")
     access: str = _arg("T+S", "access condition: T, T+S, T+S_hat, A+T, A or T+affect")
     action_set: str = _arg("macro", "discrete action set: macro (4 actions) or full (22)")
     total_timesteps: int = _arg(20_000, "environment steps of training (all envs together)")

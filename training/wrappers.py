@@ -247,7 +247,7 @@ class DiscreteDialogue(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return np.asarray(vec, dtype=np.float32)
 
 
-def make_env(env_id: str = "Hear2Act-Prosody-v0", access: str = "T", *, action_set: str = "macro",
+def make_env(env_id: str = "Hear2Act-Prosody-v1", access: str = "T", *, action_set: str = "macro",
              episode_pool: int = 0, **env_kwargs: Any) -> DiscreteDialogue:
     """``gym.make(env_id, access=..., **env_kwargs)`` wrapped in :class:`DiscreteDialogue`."""
     import hear2act_env  # registers the ids
