@@ -12,8 +12,11 @@ previous turns of an episode, the system prompt of a scenario), so only the
 new lines are prefilled; see :mod:`agents.llm.prefix_cache`. Greedy outputs
 are the same with and without it. A request's ``stop`` rule
 (:mod:`agents.llm.stopping`) ends its row at the end of the action line or
-``</answer>``. On CPU ``threads`` (0 = the CPUs this process may use) sets
-``torch.set_num_threads``. ``stats`` counts prompt / prefilled / generated
+``</answer>``. On CPU ``threads`` sets ``torch.set_num_threads`` (0, the
+default: one less than the CPUs this process may use, at least 1, unless
+``OMP_NUM_THREADS`` is set). On a 2-core machine shared with other jobs,
+two threads spin against each other: SmolLM2 decoded at ~2 s/token with
+2 threads and ~0.26 s/token with 1 (load average 8). ``stats`` counts prompt / prefilled / generated
 tokens and the seconds spent.
 
 ``hf:smollm2`` names the packaged SmolLM2-135M-Instruct folder built by
@@ -109,7 +112,7 @@ class HFBackend:
         self.path = resolve_model(str(path)) if model is None else str(path)
         self.device = device or default_device()
         if self.device == "cpu" and not os.environ.get("OMP_NUM_THREADS"):
-            torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
+            torch.set_num_threads(threads or max(1, len(os.sched_getaffinity(0)) - 1))
         elif threads:
             torch.set_num_threads(threads)
         local = Path(self.path)

@@ -60,7 +60,8 @@ class ModelPolicy:
             return []
         prompts = [self.messages(item) for item in items]
         requests = [GenerationRequest(messages=m, seed=call_seed(item.episode_seed, item.turn),
-                                      key=f"{item.key}/{item.turn}", stop=self.stop) for m, item in zip(prompts, items, strict=True)]
+                                      key=f"{item.key}/{item.turn}", stop=self.stop)
+                    for m, item in zip(prompts, items, strict=True)]
         generations = self.backend.generate(requests)
         if len(generations) != len(requests):
             raise RuntimeError(f"backend {self.backend.name!r} returned {len(generations)} generations "
