@@ -27,6 +27,7 @@ import pytest
 import hear2act_env  # noqa: F401  (registers the envs)
 from agents import make_policy
 from agents.base import PolicyInput
+from agents.llm import make_backend
 from agents.llm.policy import ModelPolicy
 from agents.llm.prefix_cache import Entry, PrefixStore, common_prefix
 from agents.llm.prepare import model_dir, resolve_model
@@ -214,3 +215,20 @@ def test_every_real_reply_parses_to_a_result_and_the_share_is_reported(capsys) -
     share = 1 - kinds[INVALID] / len(rows)
     with capsys.disabled():
         print(f"\nsmollm2 corpus: {len(rows)} replies, parsed {share:.1%}: {dict(kinds)}")
+
+
+# -- the opt-in tag constraint ----------------------------------------------------------------------------------------
+def test_opt_in_tag_constraint_makes_every_reply_open_with_a_well_formed_tag(tiny: Path) -> None:
+    from agents.llm.backend import GenerationRequest
+    from agents.prompts import build_messages
+
+    env = gym.make("Hear2Act-Prosody-v0", access="T", disable_env_checker=True)
+    obs, _ = env.reset(seed=0)
+    requests = [GenerationRequest(build_messages(obs, "T"), seed=s) for s in range(3)]
+    free = make_backend(f"hf:{tiny}", max_new_tokens=24, temperature=1.0)
+    assert not any(parse_action(g.text).valid for g in free.generate(requests))  # random weights: garbage
+    forced = make_backend(f"hf:{tiny}", max_new_tokens=24, temperature=1.0, constrain_tag=True)
+    for g in forced.generate(requests):
+        action = parse_action(g.text)
+        assert g.text.startswith("[ACTION: ") and action.kind in ("ask", "confirm", "recommend"), g.text
+        assert action.kind != "recommend" or 1 <= action.option <= 11

@@ -19,6 +19,9 @@ two threads spin against each other: SmolLM2 decoded at ~2 s/token with
 2 threads and ~0.26 s/token with 1 (load average 8). ``stats`` counts prompt / prefilled / generated
 tokens and the seconds spent.
 
+``constrain_tag=True`` (OPT-IN, never the paper's setting) forces every
+reply to open with a well-formed action tag; see :mod:`agents.llm.constrain`.
+
 ``hf:smollm2`` names the packaged SmolLM2-135M-Instruct folder built by
 ``hear2act models prepare smollm2`` (:mod:`agents.llm.prepare`).
 
@@ -37,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .backend import Generation, GenerationRequest, text_only
+from .constrain import TagConstraint
 from .prefix_cache import PrefixStore, prefill_rows, stack_rows
 from .prepare import resolve_model
 from .stopping import StopOnRule, truncate
@@ -102,7 +106,8 @@ class HFBackend:
     def __init__(self, path: str | Path, *, device: str | None = None, dtype: str = "auto",
                  max_new_tokens: int = 128, temperature: float = 0.0, top_p: float = 1.0, top_k: int = 0,
                  micro_batch: int = 0, name: str | None = None, model: Any = None, tokenizer: Any = None,
-                 prefix_cache: bool = True, prefix_cache_mb: int = 2048, threads: int = 0) -> None:
+                 prefix_cache: bool = True, prefix_cache_mb: int = 2048, threads: int = 0,
+                 constrain_tag: bool = False) -> None:
         torch, transformers = _torch_transformers()
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -136,6 +141,7 @@ class HFBackend:
         self.top_p = float(top_p)
         self.top_k = int(top_k)
         self.micro_batch = int(micro_batch)
+        self.constrain_tag = bool(constrain_tag)  # OPT-IN, not the paper's setting (agents.llm.constrain)
         self.prefix_store = PrefixStore(int(prefix_cache_mb) * 2**20) if prefix_cache else None
         self.stats = {"calls": 0, "rows": 0, "prompt_tokens": 0, "prefill_tokens": 0, "new_tokens": 0,
                       "prefill_s": 0.0, "generate_s": 0.0}
@@ -178,6 +184,8 @@ class HFBackend:
             max_new_tokens=self.max_new_tokens, do_sample=False, eos_token_id=eos, pad_token_id=pad,
         )
         processors = transformers.LogitsProcessorList()
+        if self.constrain_tag:
+            processors.append(TagConstraint(self.tokenizer, width))
         if self.temperature > 0:
             processors.append(SeededSampler([r.seed for r in requests], self.temperature, self.top_p, self.top_k,
                                             device=self.device))
