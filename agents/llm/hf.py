@@ -41,7 +41,7 @@ import numpy as np
 
 from .backend import Generation, GenerationRequest, text_only
 from .constrain import TagConstraint
-from .prefix_cache import PrefixStore, prefill_rows, stack_rows
+from .prefix_cache import PrefixStore, cache_kwarg, prefill_rows, stack_rows
 from .prepare import resolve_model
 from .stopping import StopOnRule, truncate
 
@@ -196,7 +196,7 @@ class HFBackend:
         with torch.inference_mode():
             if self.prefix_store is not None and min(len(r) for r in rows) >= 2:
                 kvs, computed = prefill_rows(self.model, rows, self.prefix_store, torch, self.device)
-                extra["cache"] = stack_rows(self.model, kvs, width - 1, torch)
+                extra[cache_kwarg(self.model)] = stack_rows(self.model, kvs, width - 1, torch)
                 self.stats["prefill_tokens"] += computed + len(rows)  # generate runs each last prompt token
             else:
                 self.stats["prefill_tokens"] += sum(len(r) for r in rows)

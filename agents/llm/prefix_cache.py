@@ -18,6 +18,7 @@ The store is an LRU bounded by bytes. A new prompt that extends a stored one
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -96,12 +97,17 @@ def prefill_rows(model: Any, rows: list[np.ndarray], store: PrefixStore, torch: 
         if n < len(head):
             cache = DynamicCache(ddp_cache_data=kv or None, config=model.config)
             chunk = torch.as_tensor(head[n:], device=device).unsqueeze(0)
-            model(input_ids=chunk, past_key_values=cache, use_cache=True)
+            model(input_ids=chunk, use_cache=True, **{cache_kwarg(model): cache})
             kv = [(layer.keys, layer.values) for layer in cache.layers]
             computed += len(head) - n
         store.add(Entry(ids=head.copy(), kv=kv))
         out.append(kv)
     return out, computed
+
+
+def cache_kwarg(model: Any) -> str:
+    """``"cache"`` (transformers >= 5.2x) or the older ``"past_key_values"``, whichever ``forward`` takes."""
+    return "cache" if "cache" in inspect.signature(type(model).forward).parameters else "past_key_values"
 
 
 def stack_rows(model: Any, kvs: list[list[tuple[Any, Any]]], length: int, torch: Any) -> Any:
