@@ -103,14 +103,14 @@ def bench(args: argparse.Namespace) -> None:
     specs = make_specs(ENVS[args.realization], [args.scenario] * args.episodes, seed=args.seed, access=args.access)
     print(f"{args.episodes} episodes of {args.scenario} ({args.realization}, {args.access}), "
           f"max_new_tokens={args.max_new_tokens}, torch threads={_threads()}; {load()}", flush=True)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     trajs = run_episodes(specs, policy, batch_size=args.episodes)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = dict(backend.stats)
     texts = [g for b in rec.batches for g in b]  # requests in order; their replies are in the trajectories
     engine_texts = [turn["raw"] for b in _by_call(trajs, rec.batches) for turn in b]
     turns = sum(len(t["turns"]) for t in trajs)
-    print(f"engine: {wall:.1f} s wall, {turns} turns, {load()}", flush=True)
+    print(f"engine: {wall:.1f} s wall, {cpu:.1f} CPU s, {turns} turns, {load()}", flush=True)
     raw = raw_generate(backend, rec.batches)
     n = args.episodes
     print(f"prompt tokens per episode (what every turn re-prefilled before): {s['prompt_tokens'] / n:.0f}")
@@ -126,7 +126,8 @@ def bench(args: argparse.Namespace) -> None:
           f"raw {(raw['prefill_s'] + raw['generate_s']) / n:.1f} s")
     same = sum(a == b for a, b in zip(engine_texts, raw["texts"], strict=True))
     print(f"replies identical engine vs raw generate: {same}/{len(texts)}")
-    print(f"episodes per hour (engine, this load): {3600 * n / wall:.1f}; {load()}")
+    print(f"episodes per hour (engine, this load): {3600 * n / wall:.1f}; from CPU time, one thread per episode "
+          f"batch on each of 2 idle cores: {2 * 3600 * n / cpu:.0f}; {load()}")
 
 
 def _by_call(trajs: list[dict[str, Any]], batches: list[list[Any]]) -> list[list[dict[str, Any]]]:
