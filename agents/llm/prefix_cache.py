@@ -97,7 +97,7 @@ def prefill_rows(model: Any, rows: list[np.ndarray], store: PrefixStore, torch: 
         if n < len(head):
             cache = DynamicCache(ddp_cache_data=kv or None, config=model.config)
             chunk = torch.as_tensor(head[n:], device=device).unsqueeze(0)
-            model(input_ids=chunk, use_cache=True, **{cache_kwarg(model): cache})
+            model(input_ids=chunk, use_cache=True, logits_to_keep=1, **{cache_kwarg(model): cache})
             kv = [(layer.keys, layer.values) for layer in cache.layers]
             computed += len(head) - n
         store.add(Entry(ids=head.copy(), kv=kv))
