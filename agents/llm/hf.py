@@ -6,6 +6,25 @@ Greedy by default; with ``temperature > 0`` every row samples from its own
 ``torch.Generator`` seeded by the request's seed, so a row's tokens do not
 depend on which other requests share its batch.
 
+Prefix caching (on by default, ``prefix_cache=False`` turns it off): the KV
+cache of earlier prompts is reused for the shared start of later ones (the
+previous turns of an episode, the system prompt of a scenario), so only the
+new lines are prefilled; see :mod:`agents.llm.prefix_cache`. Greedy outputs
+are the same with and without it. A request's ``stop`` rule
+(:mod:`agents.llm.stopping`) ends its row at the end of the action line or
+``</answer>``. On CPU ``threads`` sets ``torch.set_num_threads`` (0, the
+default: one less than the CPUs this process may use, at least 1, unless
+``OMP_NUM_THREADS`` is set). On a 2-core machine shared with other jobs,
+two threads spin against each other: SmolLM2 decoded at ~2 s/token with
+2 threads and ~0.26 s/token with 1 (load average 8). ``stats`` counts prompt / prefilled / generated
+tokens and the seconds spent.
+
+``constrain_tag=True`` (OPT-IN, never the paper's setting) forces every
+reply to open with a well-formed action tag; see :mod:`agents.llm.constrain`.
+
+``hf:smollm2`` names the packaged SmolLM2-135M-Instruct folder built by
+``hear2act models prepare smollm2`` (:mod:`agents.llm.prepare`).
+
 Under ``accelerate launch`` / ``torchrun`` each process puts the model on
 ``cuda:$LOCAL_RANK`` (see :mod:`eval.parallel` for splitting episodes).
 """
@@ -13,11 +32,18 @@ Under ``accelerate launch`` / ``torchrun`` each process puts the model on
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .backend import Generation, GenerationRequest, text_only
+from .constrain import TagConstraint
+from .prefix_cache import PrefixStore, cache_kwarg, prefill_rows, stack_rows
+from .prepare import resolve_model
+from .stopping import StopOnRule, truncate
 
 INSTALL_HINT = 'the hf: backend needs transformers and torch: pip install "hear2act[llm]"'
 
@@ -79,15 +105,21 @@ class HFBackend:
 
     def __init__(self, path: str | Path, *, device: str | None = None, dtype: str = "auto",
                  max_new_tokens: int = 128, temperature: float = 0.0, top_p: float = 1.0, top_k: int = 0,
-                 micro_batch: int = 0, name: str | None = None, model: Any = None, tokenizer: Any = None) -> None:
+                 micro_batch: int = 0, name: str | None = None, model: Any = None, tokenizer: Any = None,
+                 prefix_cache: bool = True, prefix_cache_mb: int = 2048, threads: int = 0,
+                 constrain_tag: bool = False) -> None:
         torch, transformers = _torch_transformers()
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
-        self.path = str(path)
-        self.name = name or f"hf:{self.path}"
+        self.name = name or f"hf:{path}"
+        self.path = resolve_model(str(path)) if model is None else str(path)
         self.device = device or default_device()
+        if self.device == "cpu" and not os.environ.get("OMP_NUM_THREADS"):
+            torch.set_num_threads(threads or max(1, len(os.sched_getaffinity(0)) - 1))
+        elif threads:
+            torch.set_num_threads(threads)
         local = Path(self.path)
         if tokenizer is None and (local.is_absolute() or self.path.startswith((".", "~"))) and not local.is_dir():
             raise FileNotFoundError(f"hf:{self.path}: no such checkpoint directory (a local folder with config.json, "
@@ -109,6 +141,10 @@ class HFBackend:
         self.top_p = float(top_p)
         self.top_k = int(top_k)
         self.micro_batch = int(micro_batch)
+        self.constrain_tag = bool(constrain_tag)  # OPT-IN, not the paper's setting (agents.llm.constrain)
+        self.prefix_store = PrefixStore(int(prefix_cache_mb) * 2**20) if prefix_cache else None
+        self.stats = {"calls": 0, "rows": 0, "prompt_tokens": 0, "prefill_tokens": 0, "new_tokens": 0,
+                      "prefill_s": 0.0, "generate_s": 0.0}
 
     @classmethod
     def from_spec(cls, target: str, **kwargs: Any) -> HFBackend:
@@ -133,24 +169,53 @@ class HFBackend:
     def _generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         torch, transformers = _torch_transformers()
         texts = self.prompt_texts(requests)
-        batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        rows = [np.asarray(ids, dtype=np.int64) for ids in
+                self.tokenizer(texts, add_special_tokens=False)["input_ids"]]
+        pad = self.tokenizer.pad_token_id
+        width = max(len(r) for r in rows)
+        input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            input_ids[i, width - len(r):] = torch.as_tensor(r)
+            mask[i, width - len(r):] = 1
+        input_ids, mask = input_ids.to(self.device), mask.to(self.device)
         eos = self.model.generation_config.eos_token_id or self.tokenizer.eos_token_id
         config = transformers.GenerationConfig(
-            max_new_tokens=self.max_new_tokens, do_sample=False, eos_token_id=eos,
-            pad_token_id=self.tokenizer.pad_token_id,
+            max_new_tokens=self.max_new_tokens, do_sample=False, eos_token_id=eos, pad_token_id=pad,
         )
         processors = transformers.LogitsProcessorList()
+        if self.constrain_tag:
+            processors.append(TagConstraint(self.tokenizer, width))
         if self.temperature > 0:
             processors.append(SeededSampler([r.seed for r in requests], self.temperature, self.top_p, self.top_k,
                                             device=self.device))
+        rule = requests[0].stop
+        criteria = transformers.StoppingCriteriaList([StopOnRule(self.tokenizer, width, rule)] if rule else [])
+        extra: dict[str, Any] = {}
+        started = time.perf_counter()
         with torch.inference_mode():
-            ids = self.model.generate(**batch, generation_config=config, logits_processor=processors)
-        new = ids[:, batch["input_ids"].shape[1]:]
-        stops = set(eos if isinstance(eos, list) else [eos]) | {self.tokenizer.pad_token_id}
+            if self.prefix_store is not None and min(len(r) for r in rows) >= 2:
+                kvs, computed = prefill_rows(self.model, rows, self.prefix_store, torch, self.device)
+                extra[cache_kwarg(self.model)] = stack_rows(self.model, kvs, width - 1, torch)
+                self.stats["prefill_tokens"] += computed + len(rows)  # generate runs each last prompt token
+            else:
+                self.stats["prefill_tokens"] += sum(len(r) for r in rows)
+            prefilled = time.perf_counter()
+            ids = self.model.generate(input_ids=input_ids, attention_mask=mask, generation_config=config,
+                                      logits_processor=processors, stopping_criteria=criteria, **extra)
+        new = ids[:, width:]
+        stops = set(eos if isinstance(eos, list) else [eos]) | {pad}
         out = []
-        for row in new.tolist():
+        for row, request in zip(new.tolist(), requests, strict=True):
             n = next((i for i, t in enumerate(row) if t in stops), len(row))
-            out.append(Generation(self.tokenizer.decode(row[:n], skip_special_tokens=True), n_tokens=n))
+            text = truncate(self.tokenizer.decode(row[:n], skip_special_tokens=True), request.stop)
+            out.append(Generation(text, n_tokens=n))
+        self.stats["calls"] += 1
+        self.stats["rows"] += len(rows)
+        self.stats["prompt_tokens"] += sum(len(r) for r in rows)
+        self.stats["new_tokens"] += sum(g.n_tokens for g in out)
+        self.stats["prefill_s"] += prefilled - started
+        self.stats["generate_s"] += time.perf_counter() - prefilled
         return out
 
 

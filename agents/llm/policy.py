@@ -8,6 +8,10 @@ or one with no text at all (``Generation.no_text``), is an invalid action
 (counted and scored), while a call that failed for good returns ``error``
 and the engine marks the episode failed. A policy is a context manager;
 ``close()`` releases its backend.
+
+``stop`` (default ``"auto"``: ``"answer"`` with reasoning, else
+``"action-line"``; ``""`` never) says where a reply ends; backends that can
+stop early do, and every reply is cut there (:mod:`agents.llm.stopping`).
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ from ..base import PolicyInput, PolicyOutput
 from ..prompts import AUDIO_ACCESS, PROMPT_VERSION, build_messages, domain_from_scenario_id
 from .backend import Backend, GenerationRequest, call_seed
 from .reasoning import split_reasoning
+from .stopping import STOP_RULES, truncate
 
 
 class ModelPolicy:
     """Any :class:`~agents.llm.backend.Backend` playing the assistant under one access condition."""
 
     def __init__(self, backend: Backend, *, access: str, assistant: str = "spoken", reasoning: bool = False,
-                 name: str | None = None, record_prompts: bool = True) -> None:
+                 name: str | None = None, record_prompts: bool = True, stop: str = "auto") -> None:
         if access in AUDIO_ACCESS and getattr(backend, "accepts_audio", True) is False:
             raise ValueError(f"backend {backend.name!r} is text-only; access {access!r} needs an audio model "
                              "(omni:PATH, qwen2audio:PATH or an audio-capable openai: server)")
@@ -40,6 +45,11 @@ class ModelPolicy:
         self.name = name or backend.name
         self.record_prompts = record_prompts
         self.prompt_version = PROMPT_VERSION
+        if stop == "auto":
+            stop = "answer" if reasoning else "action-line"
+        if stop not in STOP_RULES:
+            raise ValueError(f"stop must be 'auto' or one of {STOP_RULES}, got {stop!r}")
+        self.stop = stop
 
     def messages(self, item: PolicyInput) -> list[dict[str, Any]]:
         """The prompt for one decision (observation + public scenario id only)."""
@@ -52,7 +62,8 @@ class ModelPolicy:
             return []
         prompts = [self.messages(item) for item in items]
         requests = [GenerationRequest(messages=m, seed=call_seed(item.episode_seed, item.turn),
-                                      key=f"{item.key}/{item.turn}") for m, item in zip(prompts, items, strict=True)]
+                                      key=f"{item.key}/{item.turn}", stop=self.stop)
+                    for m, item in zip(prompts, items, strict=True)]
         generations = self.backend.generate(requests)
         if len(generations) != len(requests):
             raise RuntimeError(f"backend {self.backend.name!r} returned {len(generations)} generations "
@@ -60,11 +71,12 @@ class ModelPolicy:
         out = []
         for messages, gen in zip(prompts, generations, strict=True):
             record = jsonable_messages(messages)
-            reasoning, answer = split_reasoning(gen.text) if not gen.error else ("", "")
+            text = truncate(gen.text, self.stop)
+            reasoning, answer = split_reasoning(text) if not gen.error else ("", "")
             if gen.reasoning and not reasoning:
                 reasoning = gen.reasoning  # the server's reasoning channel: recorded, never acted on
             out.append(PolicyOutput(
-                action=answer, raw=gen.text, reasoning=reasoning,
+                action=answer, raw=text, reasoning=reasoning,
                 prompt=record if self.record_prompts else None, prompt_hash=prompt_hash(record),
                 error=gen.error, n_tokens=gen.n_tokens, extra={"no_text": gen.no_text} if gen.no_text else {},
             ))
