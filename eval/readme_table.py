@@ -30,15 +30,20 @@ LADDER = (("always_resolved", "always-resolved"), ("shuffled", "shuffled"), ("al
 HEAD = ["| agent | access | Prosody-mediated | Explicit lexical |", "| --- | --- | --- | --- |"]
 
 
-def _success(cells: Sequence[Mapping[str, Any]], **match: str) -> tuple[str, int] | None:
-    """Success% (one decimal) and scenario count of the one cell matching ``match``, or None."""
+def _success(cells: Sequence[Mapping[str, Any]], ci: bool = False, **match: str) -> tuple[str, int] | None:
+    """Success% (one decimal; with ``ci`` its 95% bootstrap interval) and scenario count of the one cell
+    matching ``match``, or None."""
     found = [c for c in cells if all(c.get(k) == v for k, v in match.items())]
     if not found:
         return None
     if len(found) > 1:
         raise ValueError(f"results.json: {len(found)} cells match {match}; expected one")
-    value = found[0]["metrics"]["success"]["value"]
-    return ("-" if value is None else f"{value:.1f}"), int(found[0]["scenarios"])
+    success = found[0]["metrics"]["success"]
+    value = success["value"]
+    shown = "-" if value is None else f"{value:.1f}"
+    if ci and value is not None and success.get("low") is not None:
+        shown += f" [{success['low']:.1f}, {success['high']:.1f}]"
+    return shown, int(found[0]["scenarios"])
 
 
 def text_rows(results: Mapping[str, Any]) -> list[str]:
@@ -60,11 +65,12 @@ def spoken_rows(results: Mapping[str, Any]) -> list[str]:
     cells = [c for c in results["cells"] if c["kind"] == "spoken" and c["intervention"] == "correct"]
     out = []
     for agent, cond, what in SPOKEN_ROWS:
-        pair = [_success(cells, agent=agent, condition=cond, realization=r) for r in ("prosody", "explicit")]
+        pair = [_success(cells, ci=True, agent=agent, condition=cond, realization=r)
+                for r in ("prosody", "explicit")]
         if pair[0] is None and pair[1] is None:
             continue
         n = max(p[1] for p in pair if p is not None)
-        out.append(f"| {AGENT_NAMES.get(agent, agent)} | {cond} ({what}; {n} spoken scenarios) | "
+        out.append(f"| {AGENT_NAMES.get(agent, agent)} | {cond} ({what}; {n} spoken scenarios; 95% CI) | "
                    + " | ".join("-" if p is None else p[0] for p in pair) + " |")
     return out
 
