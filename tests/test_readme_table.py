@@ -17,8 +17,9 @@ ROOT = Path(__file__).parent.parent
 
 def _cell(block_: str, kind: str, agent: str, cond: str, real: str, value: float | None, n: int = 480,
           iv: str = "correct") -> dict:
+    low, high = (None, None) if value is None else (value - 10, value + 5)
     return {"block": block_, "kind": kind, "agent": agent, "condition": cond, "realization": real,
-            "intervention": iv, "scenarios": n, "metrics": {"success": {"value": value, "low": 0, "high": 0}}}
+            "intervention": iv, "scenarios": n, "metrics": {"success": {"value": value, "low": low, "high": high}}}
 
 
 def _results(spoken: bool) -> dict:
@@ -39,7 +40,8 @@ def test_block_from_results_and_rewrite_between_markers():
     assert "T+S_hat" not in text and "always-resolved 14.6" in text
     assert "`hear2act demo`" in text and "`abc123`" in text
     spoken = block(_results(spoken=True))
-    assert "| state-rule | T+S_hat (CPU perceiver on the audio; 24 spoken scenarios) | 91.7 | 91.7 |" in spoken
+    assert ("| state-rule | T+S_hat (CPU perceiver on the audio; 24 spoken scenarios; 95% CI) "
+            "| 91.7 [81.7, 96.7] | 91.7 [81.7, 96.7] |") in spoken
     readme = f"intro\n{BEGIN}\nold\n{END}\noutro\n"
     new = rewrite(readme, _results(spoken=True))
     assert new.startswith("intro\n") and new.endswith(f"{END}\noutro\n") and "old" not in new
