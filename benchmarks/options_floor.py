@@ -23,6 +23,7 @@ import gymnasium as gym
 import hear2act_env  # noqa: F401
 from agents import make_agent
 from agents.rule import GENERAL_QUESTION, PROBLEM_CUES, TranscriptRuleAgent
+from eval.rollout import run_episode
 from hear2act_env.dialogue.actions import format_action, parse_action
 from hear2act_env.scenarios import load_scenarios
 from hear2act_env.scenarios.shortcuts import position_rates, value_pick_rate
@@ -54,18 +55,8 @@ class AskEveryAgent(TranscriptRuleAgent):
 
 def play(bank, agent_factory, env_id: str = "Hear2Act-Prosody-v1", access: str = "T") -> tuple[float, float]:
     env = gym.make(env_id, access=access, scenarios=bank).unwrapped
-    wins = turns = 0
-    for i, s in enumerate(bank):
-        agent = agent_factory()
-        obs, info = env.reset(seed=i, options={"scenario_id": s.id})
-        agent.reset(obs, info)
-        done = False
-        while not done:
-            obs, _, term, trunc, info = env.step(agent.act(obs))
-            done = term or trunc
-        wins += info["outcome"]["success"]
-        turns += info["outcome"]["turns"]
-    return 100 * wins / len(bank), turns / len(bank)
+    rows = [run_episode(env, agent_factory(), s.id, i) for i, s in enumerate(bank)]
+    return 100 * sum(r["success"] for r in rows) / len(rows), sum(r["turns"] for r in rows) / len(rows)
 
 
 def main() -> None:

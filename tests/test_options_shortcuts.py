@@ -17,6 +17,7 @@ import pytest
 
 import hear2act_env  # noqa: F401
 from agents import make_agent
+from eval.rollout import run_episode
 from hear2act_env.scenarios import Scenario, load_scenarios
 from hear2act_env.scenarios.shortcuts import (
     MAX_POSITION_RATE,
@@ -109,17 +110,8 @@ def test_a_learned_options_only_classifier_is_near_chance(bank):
 
 def _success(bank, agent: str, env_id: str, access: str) -> float:
     env = gym.make(env_id, access=access, scenarios=bank).unwrapped
-    wins = 0
-    for i, s in enumerate(bank):
-        a = make_agent(agent)
-        obs, info = env.reset(seed=i, options={"scenario_id": s.id})
-        a.reset(obs, info)
-        done = False
-        while not done:
-            obs, _, term, trunc, info = env.step(a.act(obs))
-            done = term or trunc
-        wins += info["outcome"]["success"]
-    return wins / len(bank)
+    player = make_agent(agent)
+    return sum(run_episode(env, player, s.id, i)["success"] for i, s in enumerate(bank)) / len(bank)
 
 
 def test_the_never_ask_value_agent_stays_at_the_floor(bank):
