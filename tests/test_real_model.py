@@ -227,7 +227,8 @@ def test_opt_in_tag_constraint_makes_every_reply_open_with_a_well_formed_tag(tin
     requests = [GenerationRequest(build_messages(obs, "T"), seed=s) for s in range(3)]
     free = make_backend(f"hf:{tiny}", max_new_tokens=24, temperature=1.0)
     assert not any(parse_action(g.text).valid for g in free.generate(requests))  # random weights: garbage
-    forced = make_backend(f"hf:{tiny}", max_new_tokens=24, temperature=1.0, constrain_tag=True)
+    # The tiny LM's tokens are short: "[ACTION: RECOMMEND] [OPTION: n]" takes more than 24 of them.
+    forced = make_backend(f"hf:{tiny}", max_new_tokens=48, temperature=1.0, constrain_tag=True)
     for g in forced.generate(requests):
         action = parse_action(g.text)
         assert g.text.startswith("[ACTION: ") and action.kind in ("ask", "confirm", "recommend"), g.text
