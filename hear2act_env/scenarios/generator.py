@@ -31,7 +31,7 @@ BANK_FILE = Path(__file__).resolve().parent.parent / "data" / f"scenarios-{BANK_
 
 PATTERNS = tuple(f"{i:03b}" for i in range(8))  # "000" .. "111", L1 first
 # The opening misses at least one need: usually L2 or L3, sometimes L1 as well, and
-# sometimes only L1 (the paper's example E1 opens on such an option).
+# sometimes only L1 (the paper's Figure 2 opening misses only L3).
 OPENING_PATTERNS = ("110", "101", "100", "011", "010", "001", "000")
 TRAP_MEETS = 0.25  # chance that a request violator meets a given need
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
