@@ -70,11 +70,9 @@ class SamplingPolicy:
         self.salt, self.name = salt, name
 
     def messages(self, item: PolicyInput) -> list[dict[str, Any]]:
-        from agents.prompts import build_messages, domain_from_scenario_id
+        from agents.llm.policy import decision_messages
 
-        domain = domain_from_scenario_id(str(item.info_reset.get("scenario_id", "")))
-        return build_messages(item.observation, self.access, assistant=self.assistant, domain=domain,
-                              reasoning=self.reasoning)
+        return decision_messages(item, self.access, assistant=self.assistant, reasoning=self.reasoning)
 
     def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]:
         import torch

@@ -30,6 +30,15 @@ from .reasoning import split_reasoning
 from .stopping import STOP_RULES, truncate
 
 
+def decision_messages(item: PolicyInput, access: str, *, assistant: str, reasoning: bool) -> list[dict[str, Any]]:
+    """The P6-family prompt of one pending decision: its observation and public scenario id only.
+
+    The one prompt builder of every model policy (evaluation and GRPO's on-policy episodes).
+    """
+    domain = domain_from_scenario_id(str(item.info_reset.get("scenario_id", "")))
+    return build_messages(item.observation, access, assistant=assistant, domain=domain, reasoning=reasoning)
+
+
 class ModelPolicy:
     """Any :class:`~agents.llm.backend.Backend` playing the assistant under one access condition."""
 
@@ -53,9 +62,7 @@ class ModelPolicy:
 
     def messages(self, item: PolicyInput) -> list[dict[str, Any]]:
         """The prompt for one decision (observation + public scenario id only)."""
-        domain = domain_from_scenario_id(str(item.info_reset.get("scenario_id", "")))
-        return build_messages(item.observation, self.access, assistant=self.assistant, domain=domain,
-                              reasoning=self.reasoning)
+        return decision_messages(item, self.access, assistant=self.assistant, reasoning=self.reasoning)
 
     def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]:
         if not items:
