@@ -9,6 +9,8 @@ import numpy as np
 
 from hear2act_env.dialogue.actions import format_action, parse_action
 
+from .rule import PROBLEM_CUES, numeric_columns
+
 QUESTIONS = (
     "Is there anything else that matters to you?",
     "What would make this a better fit for you?",
@@ -59,7 +61,6 @@ class ConfirmImmediatelyAgent:
 # The better direction of a numeric option column, read as a shopper would: money and
 # waiting are costs (lower is better); ratings, scores, rates and battery are not.
 _COST_COLUMN = re.compile(r"\$|%\s*(?:APR|expense|of assets)|\bmiles?\b|\bdays?\b(?!-)|\bwait", re.IGNORECASE)
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 def value_ranking(options_text: str, exclude: tuple[int, ...] = ()) -> list[int]:
@@ -70,27 +71,18 @@ def value_ranking(options_text: str, exclude: tuple[int, ...] = ()) -> list[int]
     summed (the options-only shortcut of PROTOCOL.md "Scenario", which the bank must
     defeat). Ties go to the lower option number.
 
-    >>> text = "1. A: x, $10, rated 4.0/5\\n2. B: y, $20, rated 4.9/5\\n3. C: z, $12, rated 4.8/5"
+    >>> text = "1. A: x, $10, rated 4.0/5\\n2. B: y, $20, rated 4.9/5\\n3. C: z, $9, rated 4.8/5"
     >>> value_ranking(text)
-    [3, 1, 2]
+    [3, 2, 1]
     >>> value_ranking(text, exclude=(3,))
     [1, 2]
     """
-    rows: dict[int, list[str]] = {}
-    for line in options_text.splitlines():
-        number, _, rest = line.partition(". ")
-        if number.strip().isdigit():
-            rows[int(number)] = rest.partition(": ")[2].split(", ")
-    numbers = [n for n in rows if n not in exclude]
-    depth = min((len(r) for r in rows.values()), default=0)
+    names, _ = numeric_columns(options_text)
+    numbers = [n for n in names if n not in exclude]
+    _, columns = numeric_columns(options_text, among=numbers)
     total = dict.fromkeys(numbers, 0.0)
-    for j in range(1, depth + 1):  # facts come last in every description
-        cells = {n: rows[n][-j] for n in numbers}
-        found = {n: _NUMBER.search(c) for n, c in cells.items()}
-        if not numbers or any(m is None for m in found.values()):
-            break
-        values = {n: float(m.group().replace(",", "")) for n, m in found.items()}
-        sign = 1.0 if _COST_COLUMN.search(next(iter(cells.values()))) else -1.0
+    for cell, values in columns:
+        sign = 1.0 if _COST_COLUMN.search(cell) else -1.0
         ordered = sorted(numbers, key=lambda n: sign * values[n])
         for n in numbers:  # average rank over ties
             tied = [i for i, m in enumerate(ordered) if values[m] == values[n]]
@@ -121,8 +113,6 @@ class OptionsValueAgent:
         self.current = None
 
     def act(self, observation: dict[str, str]) -> str:
-        from .rule import PROBLEM_CUES
-
         lines = observation.get("transcript", "").splitlines()
         last = parse_action(lines[-2][len("Assistant: "):]) if len(lines) >= 2 else None
         if self.current is not None and last is not None:

@@ -16,6 +16,7 @@ when nothing signals a problem.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,26 +45,39 @@ class Catalog:
 
     @classmethod
     def parse(cls, options_text: str, opening: int, request: str = "") -> Catalog:
-        names, tails = {}, {}
-        for line in options_text.splitlines():
-            number, _, rest = line.partition(". ")
-            name, _, features = rest.partition(": ")
-            names[int(number)] = name
+        names, columns = numeric_columns(options_text)
+        return cls(names, _priority_order([col for _, col in columns], opening, sorted(names), request))
+
+
+def numeric_columns(
+    options_text: str, among: Collection[int] | None = None
+) -> tuple[dict[int, str], list[tuple[str, dict[int, float]]]]:
+    """Option names, and the numeric facts every description ends with, as columns.
+
+    A column is ``(the first option's cell text, {option number: value})`` over the
+    options ``among`` (default: all); columns are read from the last fact backwards
+    until one is not numeric for every one of them.
+
+    >>> numeric_columns("1. A: x, $10, rated 4.0/5\\n2. B: y, $20, rated 4.9/5")
+    ({1: 'A', 2: 'B'}, [('rated 4.0/5', {1: 4.0, 2: 4.9}), ('$10', {1: 10.0, 2: 20.0})])
+    """
+    names, tails = {}, {}
+    for line in options_text.splitlines():
+        number, _, rest = line.partition(". ")
+        if not number.strip().isdigit():
+            continue
+        name, _, features = rest.partition(": ")
+        names[int(number)] = name
+        if among is None or int(number) in among:
             tails[int(number)] = features.split(", ")[::-1]  # visible facts come last
-        columns = []
-        depth = min(len(t) for t in tails.values())
-        for j in range(depth):
-            col = {}
-            for n, tail in tails.items():
-                m = _NUMBER.search(tail[j])
-                if m is None:
-                    break
-                col[n] = float(m.group().replace(",", ""))
-            else:
-                columns.append(col)
-                continue
+    columns = []
+    for j in range(min((len(t) for t in tails.values()), default=0)):
+        found = {n: _NUMBER.search(tail[j]) for n, tail in tails.items()}
+        if any(m is None for m in found.values()):
             break
-        return cls(names, _priority_order(columns, opening, sorted(names), request))
+        first = next(iter(tails.values()))[j]
+        columns.append((first, {n: float(m.group().replace(",", "")) for n, m in found.items()}))
+    return names, columns
 
 
 def _priority_order(

@@ -335,8 +335,6 @@ def build_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
     if args.access in AUDIO_ACCESS:
         raise ValueError(f"--access {args.access} needs an audio LLM (Qwen2.5-Omni); {args.model} is "
                          f"{_model_type(args.model)!r}")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
 
     extra: dict[str, Any] = {}
@@ -344,13 +342,7 @@ def build_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
         from .tools_env import Hear2ActToolEnv
 
         funcs, extra = [], {"environment_factory": Hear2ActToolEnv}
-
-    dtypes = {"auto": torch.bfloat16 if torch.cuda.is_available() else torch.float32, "bfloat16": torch.bfloat16,
-              "float16": torch.float16, "float32": torch.float32}
-    if args.dtype not in dtypes:
-        raise ValueError(f"--dtype must be one of {sorted(dtypes)}, got {args.dtype!r}")
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=dtypes[args.dtype])
-    tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
+    model, tokenizer = _load_text_lm(args)  # GRPOTrainer pads with EOS too when the tokenizer has no pad token
     return GRPOTrainer(model=model, reward_funcs=funcs, args=config, train_dataset=dataset,
                        processing_class=tokenizer, peft_config=peft_config, **extra)
 
