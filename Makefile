@@ -7,7 +7,7 @@ CORE := $(VENV)/.installed-core
 # torch: the CPU build on this machine's disk; a looser pin pulls a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: demo test lint setup bank clean smollm2
+.PHONY: demo test test-fast lint setup bank clean smollm2
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,9 +30,15 @@ setup: $(STAMP)
 demo: $(CORE)
 	$(BIN)/hear2act demo
 
+# The whole suite (slow-marked tests included).
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# The fast lane: everything but the tests marked slow (pyproject.toml [tool.pytest.ini_options] markers).
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

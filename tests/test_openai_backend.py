@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import io
-import time
 
 import numpy as np
 import pytest
@@ -66,11 +65,9 @@ def test_transient_faults_are_retried_until_success(backend: OpenAIBackend, serv
 ])
 def test_persistent_faults_fail_the_call_with_the_reason(backend: OpenAIBackend, server: FakeChatServer,
                                                          fault: str, reason: str) -> None:
-    t0 = time.perf_counter()
     [g] = backend.generate([req(f"<<fault:{fault}>>", key="ep7/3")])
     assert g.text == "" and reason in g.error and "failed after 3 attempts" in g.error and "ep7/3" in g.error
-    assert sum(server.attempts.values()) == 3
-    assert time.perf_counter() - t0 < 3 * 0.5 + 1.5  # bounded: retries x timeout + backoff
+    assert sum(server.attempts.values()) == 3  # bounded: exactly the retries, then the call fails
 
 
 def test_client_errors_are_not_retried(backend: OpenAIBackend, server: FakeChatServer) -> None:
@@ -87,14 +84,13 @@ def test_concurrency_limit_and_order_with_slow_replies(server: FakeChatServer) -
     b = OpenAIBackend("m", server.url, concurrency=3, **FAST)
     try:
         requests = [req(f"<<fault:slow:0.15>> #{i}", key=f"e{i}/0") for i in range(9)]
-        t0 = time.perf_counter()
         out = b.generate(requests)
-        wall = time.perf_counter() - t0
     finally:
         b.close()
-    assert [g.text for g in out] == [OK_TEXT] * 9
-    assert server.max_in_flight == 3  # concurrent, never more than the limit
-    assert 0.4 < wall < 9 * 0.15  # three waves of 0.15 s, not nine in a row
+    assert [g.text for g in out] == [OK_TEXT] * 9  # in request order, whatever order the replies came in
+    # Behaviour, not wall time (speed lives in benchmarks/): three requests were in flight together, never more.
+    assert server.max_in_flight == 3
+    assert sum(server.attempts.values()) == 9  # each request once: none retried
 
 
 def test_audio_parts_go_out_as_base64_wav(backend: OpenAIBackend, server: FakeChatServer) -> None:

@@ -50,26 +50,11 @@ def rates(names: list[str], bank, matcher=route) -> dict[tuple[str, str], float]
 
 
 # -- accuracy --------------------------------------------------------------------------------------
-def test_untouched_held_out_sets_meet_issue_targets(bank):
-    """The issue's targets on v4 + v5 together (960 questions nobody fitted or chose on)."""
-    pooled = rates(["heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl"], bank)
-    assert pooled[("all", "need")] >= 0.95, pooled
-    assert pooled[("all", "general")] >= 0.95, pooled
-    assert pooled[("all", "other")] >= 0.98, pooled
-
-
-def test_each_untouched_set_at_its_measured_figures(bank):
-    """v4: 0.969 / 1.000 / 1.000 (paraphrase 0.903); v5: 0.948 / 1.000 / 1.000 (paraphrase 0.806) --
-    v5 alone misses the need target by one question of 288."""
-    v4, v5 = rates(["heldout_questions_v4.jsonl"], bank), rates(["heldout_questions_v5.jsonl"], bank)
-    assert v4[("all", "need")] >= 0.965 and v5[("all", "need")] >= 0.945, (v4, v5)
-    assert min(v4[("all", "general")], v5[("all", "general")]) >= 0.99, (v4, v5)
-    assert min(v4[("all", "other")], v5[("all", "other")]) >= 0.99, (v4, v5)
-    assert v4[("paraphrase", "need")] >= 0.90 and v5[("paraphrase", "need")] >= 0.80, (v4, v5)
-
-
+# CI gates only on the validation set v2 (the set the fitting settings were chosen on). The held-out sets
+# v4 and v5 are reported, never asserted: a gate on them would be tuned against until they stop being held
+# out. ``python benchmarks/routing.py`` prints their figures (README "Question routing").
 def test_v2_validation_set(bank):
-    """Measured 0.951 / 0.958 / 1.000 (settings were chosen here)."""
+    """The CI gate: measured 0.951 / 0.958 / 1.000 (the fitting settings were chosen on this set)."""
     rate = rates(["heldout_questions_v2.jsonl"], bank)
     assert rate[("all", "need")] >= 0.95, rate
     assert rate[("all", "general")] >= 0.95, rate
