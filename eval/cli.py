@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from hear2act_env import ENV_IDS, load_scenarios
 from hear2act_env.cli import positive_int, seed_int
 from hear2act_env.env import ACCESS, INTERVENTIONS
-from hear2act_env.progress import progress
-
-from .metrics import format_table, summarize
-
-COLUMNS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,31 +49,9 @@ def _ids(n: int | None) -> list[str] | None:
 
 
 def _rollout(args: argparse.Namespace) -> int:
-    from agents import AGENTS
+    from .model_rollout import rollout_command
 
-    from .rollout import run_condition
-
-    if args.agent in AGENTS and getattr(args, "perceiver", None):
-        raise SystemExit("hear2act rollout: --perceiver needs a model agent (hf:, openai:, omni:, qwen2audio:)")
-    if args.agent not in AGENTS or args.out:  # a model spec, or trajectories to write: the batched engine
-        from .model_rollout import rollout_models
-
-        return rollout_models(args, _ids(args.n))
-
-    rows = []
-    ids = _ids(args.n)
-    episodes = run_condition(args.env, args.agent, args.access, args.intervention, ids, args.seed)
-    if args.quiet or not sys.stdout.isatty():  # per-episode lines on a terminal are progress enough
-        episodes = progress(episodes, "rollout", total=len(ids) if ids is not None else len(load_scenarios()))
-    for row in episodes:
-        rows.append(row)
-        if not args.quiet:
-            print(f"{row['scenario_id']:<42} success={int(row['success'])} final={row['final_option']:>2} "
-                  f"turns={row['turns']:>2} disclosed={row['n_disclosed']} "
-                  f"premature={int(row['premature_closure'])}")
-    label = f"{args.agent} {args.env} {args.access}"
-    print(format_table({label: summarize(rows)}, COLUMNS))
-    return 0
+    return rollout_command(args, _ids(args.n))
 
 
 def _demo(args: argparse.Namespace) -> int:

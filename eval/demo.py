@@ -13,8 +13,9 @@ from pathlib import Path
 
 from .grid import GRIDS_DIR, Grid
 from .grid_edit import edit_grid
+from .metrics import HEADLINE
 
-COLUMNS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
+COLUMNS = HEADLINE
 
 
 def demo_grid(n: int | None = None, seed: int = 0, text_only: bool = False) -> Grid:

@@ -12,14 +12,7 @@ to its own prompts, never on which other episodes share a batch: the same
 seeds and the same model outputs give the same trajectories whatever the
 batch size.
 
-Trajectory dict (JSON-serialisable)::
-
-    key, env_id, scenario_id, seed, access, intervention, agent, prompt_version,
-    failed (reason or None), outcome (env's info["outcome"] or None),
-    opening: {user_words, state, delivery, audio_seed},
-    turns: [{turn, prompt_hash, raw, reasoning, action, parsed_kind, option, parse_error, parse_note,
-             user_words, state, delivery, audio_seed, reward[, prompt]}],
-    parse_failures, n_tokens
+Each episode's record is a :class:`eval.trajectory.Trajectory` (its JSON schema is documented there).
 
 The audio of any user turn is ``renderer(user_words, delivery, audio_seed)``
 (the env's ``utterance``); a prompt is rebuilt by replaying the recorded
@@ -41,6 +34,8 @@ import hear2act_env
 from agents.base import Policy, PolicyInput, PolicyOutput
 from agents.llm.perceiver_llm import PerceptionError
 
+from .trajectory import Trajectory
+
 # Failures of an external model the env calls for its observation (an audio-LLM perceiver):
 # they end that one episode as failed, with the reason, instead of stopping the run.
 EPISODE_ERRORS: tuple[type[BaseException], ...] = (PerceptionError,)
@@ -57,6 +52,9 @@ class EpisodeSpec:
     intervention: str = "correct"
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     key: str = ""  # rollout id; default "<index>:<scenario_id>:<seed>"
+    # Builds the env instead of ``gym.make(env_id, access=..., state_intervention=..., **env_kwargs)``: a
+    # wrapped env (PPO's discrete-action view) plays through the same loop. Envs are pooled per factory.
+    make_env: Callable[[], gym.Env] | None = field(default=None, compare=False)
 
 
 def make_specs(env_id: str, scenario_ids: Iterable[str], *, seed: int = 0, access: str = "T",
@@ -78,12 +76,14 @@ class _EnvPool:
     @staticmethod
     def config(spec: EpisodeSpec) -> Hashable:
         kwargs = tuple(sorted((k, v if isinstance(v, Hashable) else id(v)) for k, v in spec.env_kwargs.items()))
-        return spec.env_id, spec.access, spec.intervention, kwargs
+        return spec.env_id, spec.access, spec.intervention, kwargs, None if spec.make_env is None else id(spec.make_env)
 
     def take(self, spec: EpisodeSpec) -> gym.Env:
         free = self._free.setdefault(self.config(spec), [])
         if free:
             return free.pop()
+        if spec.make_env is not None:
+            return spec.make_env()
         return gym.make(spec.env_id, access=spec.access, state_intervention=spec.intervention,
                         disable_env_checker=True, **dict(spec.env_kwargs))
 
@@ -105,7 +105,7 @@ class _Episode:
     env: gym.Env
     observation: dict[str, Any]
     info_reset: dict[str, Any]
-    trajectory: dict[str, Any]
+    trajectory: Trajectory
     turn: int = 0
 
     def pending(self) -> PolicyInput:
@@ -122,19 +122,19 @@ class _Episode:
             record["no_text"] = str(out.extra["no_text"])
         if record_prompts and out.prompt is not None:
             record["prompt"] = out.prompt
-        traj["n_tokens"] += int(out.n_tokens)
+        traj.n_tokens += int(out.n_tokens)
         if out.error:
             record.update(parsed_kind=None, option=None, parse_error="", error=out.error)
-            traj["turns"].append(record)
-            traj["failed"] = out.error
+            traj.turns.append(record)
+            traj.failed = out.error
             return True
         try:
             obs, reward, terminated, truncated, info = self.env.step(out.action)
         except EPISODE_ERRORS as exc:
             reason = f"{type(exc).__name__}: {exc}"
             record.update(parsed_kind=None, option=None, parse_error="", error=reason)
-            traj["turns"].append(record)
-            traj["failed"] = reason
+            traj.turns.append(record)
+            traj.failed = reason
             return True
         kind = info["action"]
         words, delivery, audio_seed = self.env.unwrapped.utterance
@@ -144,13 +144,13 @@ class _Episode:
             delivery=delivery,
             audio_seed=int(audio_seed), reward=float(reward),
         )
-        traj["turns"].append(record)
+        traj.turns.append(record)
         if kind == "invalid":
-            traj["parse_failures"] += 1
+            traj.parse_failures += 1
         self.observation = obs
         self.turn += 1
         if terminated or truncated:
-            traj["outcome"] = _jsonable(info["outcome"])
+            traj.outcome = _jsonable(info["outcome"])
             return True
         return False
 
@@ -160,10 +160,13 @@ def run_episodes(
     policy: Policy,
     *,
     batch_size: int = 16,
-    on_done: Callable[[dict[str, Any]], None] | None = None,
+    on_done: Callable[[Trajectory], None] | None = None,
     record_prompts: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[Trajectory]:
     """Play every spec with ``policy``, ``batch_size`` episodes in flight; one trajectory per spec, in order.
+
+    The one rollout loop: ``hear2act rollout``, ``hear2act eval``, PPO evaluation and GRPO's held-out play
+    all play here, rule agents and models alike.
 
     ``on_done`` is called with each trajectory as soon as its episode ends (in
     completion order), so callers can stream results to disk. A policy output
@@ -178,7 +181,7 @@ def run_episodes(
         raise ValueError(f"episode keys must be unique; {dup!r} appears more than once")
     pool = _EnvPool()
     _check_specs(specs, pool)
-    results: list[dict[str, Any] | None] = [None] * len(specs)
+    results: list[Trajectory | None] = [None] * len(specs)
     queue = deque(range(len(specs)))
     active: list[_Episode] = []
     release = getattr(policy, "release", None)
@@ -214,28 +217,21 @@ def run_episodes(
     return [r for r in results if r is not None]
 
 
-def _start(index: int, spec: EpisodeSpec, key: str, pool: _EnvPool, policy: Policy) -> _Episode | dict[str, Any]:
+def _start(index: int, spec: EpisodeSpec, key: str, pool: _EnvPool, policy: Policy) -> _Episode | Trajectory:
     """The episode in flight, or (when the env's reset fails on an external model) its failed trajectory."""
     env = pool.take(spec)
+    trajectory = Trajectory(key, spec.env_id, spec.scenario_id, spec.seed, spec.access, spec.intervention,
+                            policy.name, getattr(policy, "prompt_version", ""))
     try:
         obs, info = env.reset(seed=spec.seed, options={"scenario_id": spec.scenario_id})
     except EPISODE_ERRORS as exc:
         pool.give(spec, env)
-        return {
-            "key": key, "env_id": spec.env_id, "scenario_id": spec.scenario_id, "seed": spec.seed,
-            "access": spec.access, "intervention": spec.intervention, "agent": policy.name,
-            "prompt_version": getattr(policy, "prompt_version", ""), "failed": f"{type(exc).__name__}: {exc}",
-            "outcome": None, "opening": None, "turns": [], "parse_failures": 0, "n_tokens": 0,
-        }
+        trajectory.failed = f"{type(exc).__name__}: {exc}"
+        return trajectory
     words, delivery, audio_seed = env.unwrapped.utterance
-    trajectory: dict[str, Any] = {
-        "key": key, "env_id": spec.env_id, "scenario_id": info["scenario_id"], "seed": spec.seed,
-        "access": spec.access, "intervention": spec.intervention, "agent": policy.name,
-        "prompt_version": getattr(policy, "prompt_version", ""),  # model policies: the template set
-        "failed": None, "outcome": None,
-        "opening": {"user_words": words, "state": info["state"], "delivery": delivery, "audio_seed": int(audio_seed)},
-        "turns": [], "parse_failures": 0, "n_tokens": 0,
-    }
+    trajectory.scenario_id = info["scenario_id"]
+    trajectory.opening = {"user_words": words, "state": info["state"], "delivery": delivery,
+                          "audio_seed": int(audio_seed)}
     return _Episode(index, spec, key, env, obs, {"scenario_id": info["scenario_id"]}, trajectory)
 
 
@@ -267,12 +263,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def write_jsonl(trajectories: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
-    """Write trajectories one JSON object per line."""
+    """Write trajectories (:class:`Trajectory` or their dicts) one JSON object per line."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", errors="backslashreplace") as f:  # lone surrogates stay JSON escapes
         for t in trajectories:
-            f.write(json.dumps(t, ensure_ascii=False) + "\n")
+            f.write(json.dumps(dict(t), ensure_ascii=False) + "\n")
     return path
 
 

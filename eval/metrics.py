@@ -1,47 +1,100 @@
 """Pure metrics over outcome rows (PROTOCOL.md "Metrics"). No I/O, no plotting.
 
-A row is ``info["outcome"]`` of one rollout. Success%, full disclosure,
-premature closure and turns are per rollout; Accept% and FullFit% are per
-agent recommendation turn, pooled over rollouts (the paper's definition);
-action shares are pooled over all agent actions.
+A row is ``info["outcome"]`` of one rollout. Every metric is one entry of :data:`TABLE`: a numerator and
+a denominator per rollout, and a condition's value is ``scale * sum(numerators) / sum(denominators)``
+(NaN without a denominator). Success%, full disclosure, premature closure and turns are per rollout
+(denominator 1); Accept% and FullFit% are per agent recommendation turn, pooled over rollouts (the paper's
+definition); action shares are pooled over all agent actions. :func:`summarize` (``hear2act rollout``,
+``eval`` tables, PPO and GRPO evaluation) and the bootstrap in :mod:`eval.stats` read this one table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 ACTION_KINDS = ("recommend", "ask", "clarify", "confirm", "invalid")
+# The columns the command-line tables show (``hear2act rollout``, ``demo``, ``eval``'s results).
+HEADLINE = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
+
+Ratio = Callable[[Mapping[str, Any]], tuple[float, float]]
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
+@dataclass(frozen=True)
+class Metric:
+    """One metric: ``ratio(outcome) -> (numerator, denominator)`` of one rollout, and its scale."""
+
+    name: str
+    ratio: Ratio
+    scale: float  # 100 for a percentage, 1 for a mean
+    doc: str
+
+
+def _per_rollout(key: str) -> Ratio:
+    return lambda o: (float(o[key]), 1.0)
+
+
+def _share(kind: str) -> Ratio:
+    return lambda o: (float(o["action_counts"].get(kind, 0)), float(sum(o["action_counts"].values())))
+
+
+def _asks(o: Mapping[str, Any]) -> tuple[float, float]:
+    return float(o["action_counts"].get("ask", 0) + o["action_counts"].get("clarify", 0)), 1.0
+
+
+_METRICS = (
+    Metric("success", _per_rollout("success"), 100.0, "rollouts whose final selection is the gold (%)"),
+    Metric("accept", lambda o: (float(o["accepts"]), float(o["recommendations"])), 100.0,
+           "recommendation turns meeting the request, L1 and L2 (%)"),
+    Metric("fullfit", lambda o: (float(o["fullfits"]), float(o["recommendations"])), 100.0,
+           "recommendation turns meeting the request and L1-L3 (%)"),
+    Metric("full_disclosure", _per_rollout("full_disclosure"), 100.0, "rollouts that disclosed all three needs (%)"),
+    Metric("disclosed", _per_rollout("n_disclosed"), 1.0, "hidden needs disclosed per rollout (mean)"),
+    Metric("premature_closure", _per_rollout("premature_closure"), 100.0,
+           "rollouts confirmed on an option that misses a need (%)"),
+    Metric("turns", _per_rollout("turns"), 1.0, "agent turns per rollout (mean)"),
+    Metric("asks", _asks, 1.0, "ASK and CLARIFY actions per rollout (mean; paper §5.3)"),
+    *(Metric(f"share_{k}", _share(k), 100.0, f"{k} actions among all agent actions (%)") for k in ACTION_KINDS),
+)
+TABLE: dict[str, Metric] = {m.name: m for m in _METRICS}
+
+
+def ratio(rows: Iterable[Mapping[str, Any]], metric: str) -> tuple[float, float]:
+    """(sum of numerators, sum of denominators) of ``metric`` over the rows."""
+    fn = TABLE[metric].ratio
+    num = den = 0.0
+    for r in rows:
+        n, d = fn(r)
+        num += n
+        den += d
+    return num, den
+
+
+def value(rows: Sequence[Mapping[str, Any]], metric: str, scale: float | None = None) -> float:
+    """``scale * sum(numerators) / sum(denominators)`` (the metric's own scale by default; NaN if no denominator)."""
+    num, den = ratio(rows, metric)
+    k = TABLE[metric].scale if scale is None else scale
+    return k * (num / den) if den else float("nan")
 
 
 def success_rate(rows: Sequence[Mapping[str, Any]]) -> float:
     """Share of rollouts whose final selection is the gold."""
-    return _mean([float(r["success"]) for r in rows])
+    return value(rows, "success", 1.0)
 
 
 def accept_rate(rows: Sequence[Mapping[str, Any]]) -> float:
     """Share of agent recommendation turns meeting the request, L1 and L2."""
-    n = sum(r["recommendations"] for r in rows)
-    return sum(r["accepts"] for r in rows) / n if n else float("nan")
+    return value(rows, "accept", 1.0)
 
 
 def fullfit_rate(rows: Sequence[Mapping[str, Any]]) -> float:
     """Share of agent recommendation turns meeting the request and L1-L3."""
-    n = sum(r["recommendations"] for r in rows)
-    return sum(r["fullfits"] for r in rows) / n if n else float("nan")
+    return value(rows, "fullfit", 1.0)
 
 
-def action_shares(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    totals = dict.fromkeys(ACTION_KINDS, 0)
-    for r in rows:
-        for k, v in r["action_counts"].items():
-            totals[k] = totals.get(k, 0) + v
-    n = sum(totals.values())
-    return {k: (v / n if n else float("nan")) for k, v in totals.items()}
+def action_shares(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    return {k: value(rows, f"share_{k}", 1.0) for k in ACTION_KINDS}
 
 
 def disclosure_distribution(rows: Sequence[Mapping[str, Any]]) -> dict[int, float]:
@@ -54,24 +107,13 @@ def disclosure_distribution(rows: Sequence[Mapping[str, Any]]) -> dict[int, floa
 
 def asks_per_dialogue(rows: Sequence[Mapping[str, Any]]) -> float:
     """Mean number of ASK and CLARIFY actions per rollout (paper §5.3: 1.8 -> 4.3 with state access)."""
-    return _mean([float(r["action_counts"].get("ask", 0) + r["action_counts"].get("clarify", 0)) for r in rows])
+    return value(rows, "asks")
 
 
 def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """The paper's headline figures for one condition, in percent where it says %."""
-    shares = action_shares(rows)
-    return {
-        "n": float(len(rows)),
-        "success": 100 * success_rate(rows),
-        "accept": 100 * accept_rate(rows),
-        "fullfit": 100 * fullfit_rate(rows),
-        "full_disclosure": 100 * _mean([float(r["full_disclosure"]) for r in rows]),
-        "disclosed": _mean([float(r["n_disclosed"]) for r in rows]),
-        "premature_closure": 100 * _mean([float(r["premature_closure"]) for r in rows]),
-        "turns": _mean([float(r["turns"]) for r in rows]),
-        "asks": asks_per_dialogue(rows),
-        **{f"share_{k}": 100 * v for k, v in shares.items()},
-    }
+    """The paper's headline figures for one condition (every metric of :data:`TABLE`), in percent where it says %."""
+    rows = list(rows)
+    return {"n": float(len(rows)), **{name: value(rows, name) for name in TABLE}}
 
 
 def format_table(summaries: Mapping[str, Mapping[str, float]], columns: Sequence[str]) -> str:

@@ -1,10 +1,10 @@
-"""``hear2act rollout --agent SPEC`` for model policies (and for any agent with ``--out``): the batched engine,
-data parallel when launched.
+"""``hear2act rollout --agent SPEC``: one condition as a one-cell grid (:mod:`eval.rollout`), played by the
+batched engine, data parallel when launched -- for a registered agent and a model alike.
 
-``SPEC`` is ``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``, ``qwen2audio:PATH``
-(or ``scripted:FILE.json``). Failed episodes (a call that failed for good) are
-listed with their reason and left out of the summary; parse failures are
-counted per model.
+``SPEC`` is a registered agent (``state-rule``, ...) or ``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``,
+``qwen2audio:PATH`` (or ``scripted:FILE.json``). Episode seeds are ``hear2act eval``'s for the same cell
+under grid seed ``--seed``. Failed episodes (a call that failed for good) are listed with their reason and
+left out of the summary; parse failures are counted per model.
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .engine import make_specs, write_jsonl
+from .engine import write_jsonl
+from .metrics import HEADLINE, format_table, summarize
 from .parallel import process_info, run_sharded
+from .rollout import condition_specs
+from .trajectory import Trajectory
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,27 +50,28 @@ def backend_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
-def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
+def rollout_command(args: argparse.Namespace, ids: list[str] | None) -> int:
+    """Play the one-cell grid of ``args`` (agent, env, access, intervention, seed) over ``ids`` (None: all)."""
+    import sys
+
     from agents import AGENTS, make_policy
+    from agents.base import close_policy
     from agents.llm import BACKENDS, split_spec
-    from hear2act_env import load_scenarios
+    from agents.llm.perceiver_llm import perceiver_env_kwargs
+    from hear2act_env.progress import progress
 
-    from .cli import COLUMNS
-    from .metrics import format_table, summarize
-
-    rule = args.agent in AGENTS  # a registered agent with --out: the same engine, the same trajectory lines
+    rule = args.agent in AGENTS
     if not rule and not split_spec(args.agent)[0]:
         raise SystemExit(f"hear2act rollout: unknown agent {args.agent!r}; choose a registered agent "
                          f"{sorted(AGENTS)} or a model spec PREFIX:TARGET with PREFIX in {sorted(BACKENDS)}")
-    scenario_ids = ids if ids is not None else [s.id for s in load_scenarios()]
-    from agents.llm.perceiver_llm import perceiver_env_kwargs
-
+    if rule and getattr(args, "perceiver", None):
+        raise SystemExit("hear2act rollout: --perceiver needs a model agent (hf:, openai:, omni:, qwen2audio:)")
     try:  # built in every process of a launch, each on its own device
         env_kwargs = perceiver_env_kwargs(getattr(args, "perceiver", None), args.access, seed=args.seed)
     except ValueError as e:
         raise SystemExit(f"hear2act rollout: {e}") from None
-    specs = make_specs(args.env, scenario_ids, seed=args.seed, access=args.access, intervention=args.intervention,
-                       env_kwargs=env_kwargs)
+    specs = condition_specs(args.env, args.agent, args.access, args.intervention, ids, args.seed,
+                            env_kwargs=env_kwargs, perceiver=getattr(args, "perceiver", None) or "")
 
     def make() -> Any:
         if rule:
@@ -79,15 +83,23 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     # Each process streams finished episodes to OUT.part<rank> as they end, so a crash loses nothing
     # already played; the parts are removed once rank 0 has written the merged file.
     part = Path(f"{args.out}.part{info.rank}") if args.out else None
-    from agents.base import close_policy
+    # Per-episode lines on a terminal are progress enough; otherwise (or with --quiet) a bar on stderr.
+    show = info.is_main and (args.quiet or not sys.stdout.isatty())
+    ticks = progress(range(len(specs) + 1), "rollout", total=len(specs)) if show else (i for i in ())
+    next(ticks, None)  # draws 0/N; each finished episode advances it by one
+
+    def on_done(trajectory: Trajectory) -> None:
+        stream.write(trajectory)
+        next(ticks, None)
 
     try:
         with _Stream(part) as stream:
             trajectories = run_sharded(specs, make, batch_size=args.batch_size, record_prompts=args.record_prompts,
-                                       on_done=stream.write, info=info)
+                                       on_done=on_done, info=info)
             if trajectories is not None and args.out:
                 print(f"wrote {write_jsonl(trajectories, args.out)}")
     finally:
+        ticks.close()  # erases the bar
         close_policy(env_kwargs.get("perceiver"))  # an audio-LLM perceiver holds its backend
     if trajectories is None:  # not the main process
         return 0
@@ -110,7 +122,7 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
           f"parse failures {bad}/{turns} turns ({100 * bad / max(turns, 1):.1f}%)")
     if rows:
         label = f"{args.agent} {args.env} {args.access} (n={len(rows)}, failed {failed})"
-        print(format_table({label: summarize(rows)}, COLUMNS))
+        print(format_table({label: summarize(rows)}, HEADLINE))
     return 0 if failed < len(trajectories) else 1
 
 
@@ -127,9 +139,9 @@ class _Stream:
             self._file = self.path.open("w", encoding="utf-8", errors="backslashreplace")  # lone surrogates: escaped
         return self
 
-    def write(self, trajectory: dict[str, Any]) -> None:
+    def write(self, trajectory: Trajectory) -> None:
         if self._file is not None:
-            self._file.write(json.dumps(trajectory, ensure_ascii=False) + "\n")
+            self._file.write(json.dumps(trajectory.to_dict(), ensure_ascii=False) + "\n")
             self._file.flush()
 
     def __exit__(self, exc_type: object, *rest: object) -> None:

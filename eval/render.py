@@ -69,7 +69,8 @@ def grid_utterances(grid: Any, cache: str | Path | None = None, batch_size: int 
     from agents import AGENTS
     from agents.base import close_policy
 
-    from .engine import EpisodeSpec, run_episodes
+    from .engine import run_episodes
+    from .rollout import episode_spec
     from .runner import _by_policy, _env_kwargs, _policy
 
     needed: dict[str, set[Utterance]] = {}
@@ -86,8 +87,7 @@ def grid_utterances(grid: Any, cache: str | Path | None = None, batch_size: int 
                     needed.setdefault(r.cell.renderer_spec or "hibari", set()).add(env.unwrapped.utterance)
                 continue
             env_kwargs = {c: _env_kwargs(c, perceivers) | where for c in {r.cell for r in group}}
-            specs = [EpisodeSpec(r.cell.env_id, r.scenario_id, r.seed, r.cell.access, r.cell.intervention,
-                                 env_kwargs[r.cell], key=r.rollout_id) for r in group]
+            specs = [episode_spec(r, env_kwargs[r.cell]) for r in group]
             renderer_of = {r.rollout_id: r.cell.renderer_spec or "hibari" for r in group}
             policy = _policy(cell0)
             try:

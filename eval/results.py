@@ -1,7 +1,7 @@
 """``RUN_DIR/results.json``: per cell the metrics with bootstrap CIs and counts, plus every version involved.
 
 Written by ``hear2act eval`` (after a run) and ``hear2act report``, from the run directory's rows
-(:func:`eval.runner.read_run`), so it is a pure function of them and the install. The file a leaderboard
+(:func:`eval.rundir.read_run`), so it is a pure function of them and the install. The file a leaderboard
 or a paper table is built from::
 
     {"schema": "hear2act-results/1", "command": "hear2act eval ..." | null,
@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from . import stats
+from .metrics import HEADLINE
 
 SCHEMA = "hear2act-results/1"
-METRICS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
+METRICS = HEADLINE  # the metrics results.json gives per cell
 CELL_KEYS = ("block", "kind", "agent", "agent_spec", "realization", "condition", "access", "intervention",
              "renderer", "renderer_spec")
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,8 +118,8 @@ def build_results(rows: Sequence[Mapping[str, Any]], grid_source: str | None = N
 
 
 def write_results(run_dir: str | Path, rows: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any) -> Path:
-    """Write ``RUN_DIR/results.json`` (rows default to :func:`eval.runner.read_run`); returns its path."""
-    from .runner import read_run
+    """Write ``RUN_DIR/results.json`` (rows default to :func:`eval.rundir.read_run`); returns its path."""
+    from .rundir import read_run
 
     run_dir = Path(run_dir)
     if rows is None:

@@ -1,22 +1,6 @@
 """``hear2act eval GRID --out RUN_DIR``: run a grid, one durable JSON line per rollout, resumable.
 
-Layout of a run directory::
-
-    RUN_DIR/grid.toml                          the grid as run (one that changes or drops a cell is refused;
-                                               one that only adds cells, scenarios or repeats replaces it)
-    RUN_DIR/rollouts.jsonl                     unsharded run
-    RUN_DIR/rollouts.shard-I-of-N.jsonl        shard I of N (several machines may share RUN_DIR)
-
-Durability. Each finished rollout is one line, written with a single ``write``
-and flushed before the next one starts, with an fsync at least every half second
-and at the end, so a SIGKILL at any moment loses no completed rollout (a machine
-crash at most the last half second of them) and leaves at most one torn last line.
-On start the file is read back: a torn last line (no newline, or not JSON) is cut
-off, the ids already present are skipped, and the rest is run.
-A rollout's line is a pure function of the grid, its cell, scenario and repeat
-(no timestamps), so a resumed run equals an uninterrupted one line for line
-(up to order), and shards merge by concatenation: ``cat RUN_DIR/rollouts*.jsonl``.
-A lock file stops two processes from writing the same shard file.
+The run directory's layout and durability: :mod:`eval.rundir`.
 
 Identity. Every row carries ``grid_id`` and ``cell_hash`` (:mod:`eval.run_identity`); ``eval`` and
 ``read_run`` (so ``report``) refuse a row of another grid, a rollout the grid does not plan, a row played
@@ -27,14 +11,12 @@ error naming ``file:line``. A run directory with no rows is an error for ``read_
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,119 +25,21 @@ from hear2act_env.cli import positive_int
 from .grid import GRIDS_DIR, Cell, Grid, GridError, Rollout, parse_grid, parse_shard, shard
 from .grid_edit import edit_grid, parse_agent_option
 from .run_identity import IdentityError, cell_hash, check_rows, compare_grids, grid_id
+from .rundir import (  # re-exported: eval.runner was their home
+    DurableWriter,
+    RunDirError,
+    exclusive,
+    read_numbered,
+    read_rollouts,
+    read_run,
+    rollouts_path,
+)
+
+__all__ = ["AFFECTS", "DurableWriter", "Progress", "RunDirError", "make_row", "read_numbered", "read_rollouts",
+           "read_run", "register", "rollouts_path", "run_grid"]
 
 # affect spec prefix -> "module:Class" taking the part after the colon (a checkpoint directory).
 AFFECTS: dict[str, str] = {"hf": "hear2act_env.speech.affect_hf:TransformersAffect"}
-
-
-class RunDirError(RuntimeError):
-    """The run directory cannot be used (another grid, a corrupt line, another writer)."""
-
-
-def rollouts_path(out: Path, shard_spec: tuple[int, int] = (0, 1)) -> Path:
-    i, n = shard_spec
-    return out / ("rollouts.jsonl" if n == 1 else f"rollouts.shard-{i}-of-{n}.jsonl")
-
-
-def read_rollouts(path: Path, repair: bool = False) -> list[dict[str, Any]]:
-    """Rows of one rollouts file. A torn last line is dropped (and cut from the file when ``repair``).
-
-    Any other unreadable line is an error naming the file and line: it is never dropped silently.
-    """
-    return [row for _, row in read_numbered(path, repair)]
-
-
-def read_numbered(path: Path, repair: bool = False) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, row) of each complete line of one rollouts file (see :func:`read_rollouts`)."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1  # everything after the last newline is a torn write
-    lines = data[:end].split(b"\n")[:-1] if end else []
-    rows: list[tuple[int, dict[str, Any]]] = []
-    torn = end < len(data)
-    for n, line in enumerate(lines, 1):
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict) or not isinstance(row.get("rollout_id"), str):
-                raise ValueError("no rollout_id")
-        except (ValueError, RecursionError) as e:
-            if n == len(lines) and not torn:  # a last line cut right after a partial write of its newline
-                torn, end = True, end - len(line) - 1
-                break
-            raise RunDirError(f"{path}:{n}: unreadable rollout line ({type(e).__name__}: {str(e)[:120]}); "
-                              "fix or remove it by hand") from None
-        rows.append((n, row))
-    if torn and repair:
-        with path.open("r+b") as f:
-            f.truncate(end)
-            f.flush()
-            os.fsync(f.fileno())
-        print(f"hear2act eval: dropped a torn last line of {path.name} ({len(data) - end} bytes)", file=sys.stderr)
-    return rows
-
-
-def read_run(run_dir: str | Path) -> list[dict[str, Any]]:
-    """Every rollout of a run directory (all shard files), checked against its grid.toml.
-
-    Identical duplicates collapse and a retry supersedes its failure; a foreign or conflicting row, or a
-    directory with no complete row, is a :class:`RunDirError` naming the file (and line).
-    """
-    run_dir = Path(run_dir)
-    files = sorted(run_dir.glob("rollouts*.jsonl"))
-    if not files:
-        raise RunDirError(f"{run_dir}: no rollouts*.jsonl files (run `hear2act eval GRID --out {run_dir}` first)")
-    saved = run_dir / "grid.toml"
-    grid = parse_grid(saved.read_text(encoding="utf-8"), saved) if saved.exists() else None
-    numbered = [(f, n, row) for f in files for n, row in read_numbered(f)]
-    if not numbered:
-        raise RunDirError(f"{run_dir}: no complete rollout line in {', '.join(f.name for f in files)} "
-                          "(an empty run); run `hear2act eval` into it first")
-    try:
-        return check_rows(numbered, grid)
-    except IdentityError as e:
-        raise RunDirError(str(e)) from None
-
-
-@contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
-    lock = path.with_name(path.name + ".lock")
-    with lock.open("w") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RunDirError(f"{path}: another `hear2act eval` is writing this file") from None
-        yield
-
-
-class DurableWriter:
-    """Appends one JSON line per rollout with a single write, then flush and fsync.
-
-    The flush hands the line to the kernel, which is what survives a SIGKILL of this
-    process. fsync (what survives a machine crash) costs milliseconds, so it is
-    grouped: at most every ``sync_interval`` seconds and at close (0 = every line).
-    """
-
-    def __init__(self, path: Path, sync_interval: float = 0.5) -> None:
-        self.f = path.open("ab")
-        self.sync_interval = sync_interval
-        self.last_sync = time.monotonic()
-
-    def write(self, row: Mapping[str, Any]) -> None:
-        line = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
-        # A model may send any JSON string, lone surrogates ("\ud800") included: they are written as the JSON
-        # escape they came as (backslashreplace inside a JSON string is that escape), never a crash.
-        self.f.write(line.encode("utf-8", "backslashreplace"))
-        self.f.flush()
-        now = time.monotonic()
-        if now - self.last_sync >= self.sync_interval:
-            os.fsync(self.f.fileno())
-            self.last_sync = now
-
-    def close(self) -> None:
-        self.f.flush()
-        os.fsync(self.f.fileno())
-        self.f.close()
 
 
 class Progress:
@@ -280,14 +164,16 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
     """
     from agents.base import close_policy
 
-    from .engine import EpisodeSpec, run_episodes
+    from .engine import run_episodes
+    from .rollout import episode_spec
+    from .trajectory import Trajectory
 
     out = Path(out)
     _prepare_dir(grid, out)
     path = rollouts_path(out, shard_spec)
     planned = shard(grid.expand(), *shard_spec)
     per_scenario, bank = _bank_hashes(grid)
-    with _exclusive(path):
+    with exclusive(path):
         numbered = read_numbered(path, repair=True)
         try:
             existing = check_rows([(path, n, row) for n, row in numbered], grid,
@@ -312,13 +198,12 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
             for cell0, rollouts in _by_policy(todo):
                 env_kwargs = {c: _env_kwargs(c, perceivers) for c in {r.cell for r in rollouts}}
                 by_key = {r.rollout_id: r for r in rollouts}
-                specs = [EpisodeSpec(r.cell.env_id, r.scenario_id, r.seed, r.cell.access, r.cell.intervention,
-                                     env_kwargs[r.cell], key=r.rollout_id) for r in rollouts]
+                specs = [episode_spec(r, env_kwargs[r.cell]) for r in rollouts]
 
-                def on_done(traj: dict[str, Any], by_key: dict[str, Rollout] = by_key) -> None:
+                def on_done(traj: Trajectory, by_key: dict[str, Rollout] = by_key) -> None:
                     nonlocal failed
-                    r = by_key[traj["key"]]
-                    failed += traj.get("failed") is not None
+                    r = by_key[traj.key]
+                    failed += traj.failed is not None
                     writer.write(make_row(grid, r, traj, per_scenario[r.scenario_id], bank))
                     bar.update(r.cell.label)
 
@@ -345,7 +230,7 @@ def _by_policy(rollouts: Sequence[Rollout]) -> list[tuple[Cell, list[Rollout]]]:
     return list(groups.values())
 
 
-def make_row(grid: Grid, r: Rollout, traj: dict[str, Any], scenario_hash: str, bank_hash: str) -> dict[str, Any]:
+def make_row(grid: Grid, r: Rollout, traj: Mapping[str, Any], scenario_hash: str, bank_hash: str) -> dict[str, Any]:
     """The JSON line of one rollout: identity, seeds, hashes, outcome and the full trajectory."""
     return {
         "rollout_id": r.rollout_id,
@@ -361,7 +246,7 @@ def make_row(grid: Grid, r: Rollout, traj: dict[str, Any], scenario_hash: str, b
         "bank_hash": bank_hash,
         "failed": traj.get("failed"),
         "outcome": traj.get("outcome"),
-        "trajectory": traj,
+        "trajectory": dict(traj),  # a Trajectory's JSON object (eval.trajectory)
     }
 
 

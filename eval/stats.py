@@ -24,37 +24,21 @@ from typing import Any
 
 import numpy as np
 
+from .metrics import TABLE
+
 N_RESAMPLES = 2000
 CONFIDENCE = 0.95
 LADDER = ("none", "always_resolved", "shuffled", "always_unresolved", "correct")
 
 
-def _rollout(key: str) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
-    return lambda o: (float(o[key]), 1.0)
-
-
-def _share(kind: str) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
-    return lambda o: (float(o["action_counts"].get(kind, 0)), float(sum(o["action_counts"].values())))
-
-
-# metric -> outcome -> (numerator, denominator); a condition's value is 100 * sum(num) / sum(den)
-# (plain means for "disclosed", "turns" and "asks", which are not percentages).
-METRICS: dict[str, Callable[[Mapping[str, Any]], tuple[float, float]]] = {
-    "success": _rollout("success"),
-    "accept": lambda o: (float(o["accepts"]), float(o["recommendations"])),
-    "fullfit": lambda o: (float(o["fullfits"]), float(o["recommendations"])),
-    "full_disclosure": _rollout("full_disclosure"),
-    "premature_closure": _rollout("premature_closure"),
-    "disclosed": _rollout("n_disclosed"),
-    "turns": _rollout("turns"),
-    "asks": lambda o: (float(o["action_counts"].get("ask", 0) + o["action_counts"].get("clarify", 0)), 1.0),
-    **{f"share_{k}": _share(k) for k in ("recommend", "ask", "clarify", "confirm", "invalid")},
-}
-NOT_PERCENT = frozenset({"disclosed", "turns", "asks"})
+# metric -> outcome -> (numerator, denominator): the one table of :mod:`eval.metrics`; a condition's value is
+# scale * sum(num) / sum(den) (scale 100 for percentages, 1 for the means "disclosed", "turns" and "asks").
+METRICS: dict[str, Callable[[Mapping[str, Any]], tuple[float, float]]] = {k: m.ratio for k, m in TABLE.items()}
+NOT_PERCENT = frozenset(k for k, m in TABLE.items() if m.scale == 1.0)
 
 
 def scale(metric: str) -> float:
-    return 1.0 if metric in NOT_PERCENT else 100.0
+    return TABLE[metric].scale
 
 
 @dataclass(frozen=True)

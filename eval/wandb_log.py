@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .grid import Grid
-from .metrics import summarize
+from .metrics import HEADLINE, summarize
 
 
 def log_run(run_dir: str | Path, grid: Grid) -> str:
@@ -22,7 +22,7 @@ def log_run(run_dir: str | Path, grid: Grid) -> str:
     except ImportError:
         raise ImportError('--wandb needs wandb: pip install "hear2act[train]" (or pip install wandb)') from None
     from .report.tables import cells_of, ci_table, contrasts
-    from .runner import read_run
+    from .rundir import read_run
 
     run_dir = Path(run_dir)
     rows = read_run(run_dir)
@@ -32,7 +32,7 @@ def log_run(run_dir: str | Path, grid: Grid) -> str:
                                                "grid_toml": grid.source, "rollouts": len(rows)})
     try:
         columns = ["block", "agent", "realization", "condition", "intervention", "renderer"]
-        metrics = ["n", "success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns"]
+        metrics = ["n", *HEADLINE]
         table = wandb.Table(columns=columns + metrics)
         for key, cell_rows in cells_of(rows).items():
             s: dict[str, Any] = summarize([r["outcome"] for r in cell_rows if r.get("outcome")])

@@ -169,40 +169,47 @@ def score_action(state: DialogueState, action: str, *, outcome_weight: float = 0
     return value
 
 
-def _behaviour(name: str, env: Hear2ActEnv, seed: int):
-    from agents import make_agent
-
-    if name == "oracle":
-        return make_agent(name, scenarios=env.scenarios)
-    if name == "random":
-        return make_agent(name, seed=seed)
-    return make_agent(name)
-
-
 def collect_states(realization: str, episodes: Iterable[tuple[str, int]], *,
                    behaviours: Sequence[str] = BEHAVIOURS, max_per_episode: int = 6) -> list[DialogueState]:
     """Every decision point (up to ``max_per_episode``) of one behaviour rollout per ``(scenario_id, seed)``.
 
     The behaviour of an episode is ``behaviours[seed % len(behaviours)]``, so the
-    collection is a pure function of its arguments.
+    collection is a pure function of its arguments. The behaviour rollouts are played by the rollout engine
+    (:func:`eval.engine.run_episodes`, the loop every evaluation plays through); a state is the action
+    history before each of an episode's first ``max_per_episode`` decisions.
     """
+    from agents import make_policy
+    from eval.engine import EpisodeSpec, run_episodes
+    from hear2act_env import ENV_IDS
+
     if not behaviours:
         raise ValueError("collect_states: behaviours is empty")
-    env = make_env(realization, SCORING_ACCESS)
-    states: list[DialogueState] = []
-    for scenario_id, seed in episodes:
-        obs, info = env.reset(seed=int(seed), options={"scenario_id": scenario_id})
-        agent = _behaviour(behaviours[int(seed) % len(behaviours)], env, int(seed))
-        agent.reset(obs, info)
-        history: list[str] = []
-        done = False
-        while not done and len(history) < max_per_episode:
-            states.append(DialogueState(realization, scenario_id, int(seed), tuple(history)))
-            action = agent.act(obs)
-            obs, _, terminated, truncated, _ = env.step(action)
-            history.append(action)
-            done = terminated or truncated
-    return states
+    env_id = next((e for e, r in ENV_IDS.items() if r == realization), None)
+    if env_id is None:
+        raise ValueError(f"collect_states: realization must be one of {sorted(ENV_IDS.values())}, got {realization!r}")
+    episodes = [(str(sid), int(seed)) for sid, seed in episodes]
+
+    def factory() -> Hear2ActEnv:
+        return make_env(realization, SCORING_ACCESS)
+
+    specs = [EpisodeSpec(env_id, sid, seed, SCORING_ACCESS, key=f"{i}:{sid}:{seed}", make_env=factory)
+             for i, (sid, seed) in enumerate(episodes)]
+    groups: dict[tuple[str, int | None], list[int]] = {}  # one policy per behaviour (random: per seed)
+    for i, (_sid, seed) in enumerate(episodes):
+        name = behaviours[seed % len(behaviours)]
+        groups.setdefault((name, seed if name == "random" else None), []).append(i)
+    actions: list[list[str]] = [[] for _ in episodes]
+    scenarios = _scoring_env(realization).scenarios
+    for (name, seed), indices in groups.items():
+        kwargs: dict[str, Any] = {"scenarios": scenarios} if name == "oracle" else {}
+        if name == "random":
+            kwargs["seed"] = seed
+        policy = make_policy(name, access=SCORING_ACCESS, **kwargs)
+        for i, traj in zip(indices, run_episodes([specs[i] for i in indices], policy), strict=True):
+            actions[i] = [turn["action"] for turn in traj.turns]
+    return [DialogueState(realization, sid, seed, tuple(acts[:k]))
+            for (sid, seed), acts in zip(episodes, actions, strict=True)
+            for k in range(min(len(acts), max_per_episode))]
 
 
 def training_rows(states: Sequence[DialogueState], access: str, *, assistant: str = "spoken",

@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,41 +95,82 @@ def _env_kwargs(args: Args) -> dict[str, Any]:
     return kw
 
 
+class PredictPolicy:
+    """An SB3 model as an engine policy: ``model.predict`` (deterministic) on the wrapped env's vector observation.
+
+    It plays envs built by :func:`training.wrappers.make_env` (the spec's ``make_env``), whose actions are the
+    discrete indices the model outputs; one prediction per pending episode, as in a plain step loop.
+    """
+
+    name = "ppo"
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def act_batch(self, items: Sequence[Any]) -> list[Any]:
+        from agents.base import PolicyOutput
+
+        out = []
+        for item in items:
+            action, _ = self.model.predict(item.observation, deterministic=True)
+            out.append(PolicyOutput(action=int(action), raw=str(int(action))))  # type: ignore[arg-type]
+        return out
+
+
 def evaluate(model: Any, args: Args, held_out: dict[str, list]) -> dict[str, Any]:
-    """Play every held-out scenario once (fixed seeds, deterministic policy); outcome metrics per split."""
+    """Play every held-out scenario once (seeds ``eval_seed + i``, deterministic policy); metrics per split.
+
+    The episodes are played by the rollout engine (:func:`eval.engine.run_episodes`, the loop ``hear2act
+    rollout`` and ``eval`` play through) on the discrete-action env; outcomes are scored with the metrics table
+    of :mod:`eval.metrics`.
+    """
+    from eval.engine import EpisodeSpec, run_episodes
+
     from .wrappers import make_env
 
     scenarios = held_out["unseen_domain"] + held_out["unseen_scenario"]
-    env = make_env(args.env_id, args.access, action_set=args.action_set, scenarios=scenarios, **_env_kwargs(args))
-    rows = []
-    for i, s in enumerate(scenarios):
-        obs, _ = env.reset(seed=args.eval_seed + i, options={"scenario_id": s.id})
-        total, done, info = 0.0, False, {}
-        while not done:
-            action, _ = model.predict(obs, deterministic=True)
-            obs, reward, terminated, truncated, info = env.step(int(action))
-            total += float(reward)
-            done = terminated or truncated
-        o = info["outcome"]  # scoring only: the policy never saw info
-        rows.append({"split": "unseen_domain" if i < len(held_out["unseen_domain"]) else "unseen_scenario",
-                     "scenario_id": s.id, "success": bool(o["success"]), "turns": int(o["turns"]),
+    kwargs = _env_kwargs(args)
+
+    def factory() -> Any:
+        return make_env(args.env_id, args.access, action_set=args.action_set, scenarios=scenarios, **kwargs)
+
+    specs = [EpisodeSpec(args.env_id, s.id, args.eval_seed + i, args.access, key=f"ppo/{s.id}/{args.eval_seed + i}",
+                         make_env=factory) for i, s in enumerate(scenarios)]
+    # One episode at a time on one env, as a plain step loop would (the policy is deterministic either way).
+    trajectories = run_episodes(specs, PredictPolicy(model), batch_size=1)
+    rows, outcomes = [], []
+    for i, (s, t) in enumerate(zip(scenarios, trajectories, strict=True)):
+        o = t.outcome  # scoring only: the policy never saw info
+        if o is None:
+            raise RuntimeError(f"PPO evaluation: episode {s.id} failed ({t.failed})")
+        total = 0.0
+        for turn in t.turns:
+            total += float(turn["reward"])
+        split = "unseen_domain" if i < len(held_out["unseen_domain"]) else "unseen_scenario"
+        outcomes.append({**o, "split": split, "return": round(total, 6)})
+        rows.append({"split": split, "scenario_id": s.id, "success": bool(o["success"]), "turns": int(o["turns"]),
                      "premature_closure": bool(o["premature_closure"]), "n_disclosed": int(o["n_disclosed"]),
                      "return": round(total, 6)})
-    env.close()
-    return {"overall": _summary(rows), **{k: _summary([r for r in rows if r["split"] == k])
-                                          for k in ("unseen_domain", "unseen_scenario")}, "episodes": rows}
+    return {"overall": _summary(outcomes), **{k: _summary([o for o in outcomes if o["split"] == k])
+                                              for k in ("unseen_domain", "unseen_scenario")}, "episodes": rows}
 
 
-def _summary(rows: list[dict]) -> dict[str, float]:
-    if not rows:
+# eval.json's names for the metrics of eval.metrics.TABLE it reports (as fractions and means, not percent).
+SUMMARY = {"success": "success", "turns": "turns", "premature_closure": "premature_closure",
+           "n_disclosed": "disclosed", "full_disclosure": "full_disclosure"}
+
+
+def _summary(outcomes: list[dict]) -> dict[str, float]:
+    """The held-out figures of some episodes' outcomes (each with its ``return``), rounded to 6 places."""
+    from eval.metrics import value
+
+    if not outcomes:
         return {"n": 0}
-    def mean(key: str) -> float:
-        return round(float(np.mean([float(r[key]) for r in rows])), 6)
-
-    return {"n": len(rows), "success": mean("success"), "turns": mean("turns"),
-            "premature_closure": mean("premature_closure"), "n_disclosed": mean("n_disclosed"),
-            "full_disclosure": round(float(np.mean([r["n_disclosed"] == 3 for r in rows])), 6),
-            "return": mean("return")}
+    out: dict[str, float] = {"n": len(outcomes)}
+    for key in ("success", "turns", "premature_closure", "n_disclosed", "full_disclosure"):
+        out[key] = round(value(outcomes, SUMMARY[key], scale=1.0), 6)
+    out["return"] = round(float(np.mean([float(o["return"]) for o in outcomes])), 6)
+    return out
 
 
 def _require_sb3() -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import stats
-from ..runner import read_run
+from ..rundir import read_run
 from . import figures, render, tables, viewer
 from .tables import RUNG_NAMES
 

@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from ..runner import RunDirError
+    from ..rundir import RunDirError
     from . import build_report
 
     t0 = time.perf_counter()
