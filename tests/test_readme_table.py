@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from eval.grid_edit import edit_grid
-from eval.readme_table import BEGIN, END, block, ladder_line, readme_block, rewrite, spoken_rows, text_rows
+from eval.readme_table import BEGIN, END, block, ladder_line, readme_block, rewrite, text_rows
 from eval.results import read_results, write_results
 from eval.runner import run_grid
 
@@ -75,13 +75,3 @@ def test_readme_ladder_line_is_what_the_demo_label_fidelity_block_gives(tmp_path
     run_grid(grid, tmp_path, progress=False, batch_size=64)
     line = ladder_line(read_results(write_results(tmp_path, n_resamples=10)))
     assert [line] == _shown_lines("Label-fidelity ladder")
-
-
-@pytest.mark.slow
-def test_readme_spoken_rows_are_what_the_demo_spoken_block_gives(tmp_path):
-    """The README's spoken rows (state-rule under T+S_hat and T+affect, hibari speech, 48 scenarios, with their
-    95% bootstrap intervals at the default 2,000 resamples), replayed from the quick grid's spoken block."""
-    grid = edit_grid("quick", drop_kinds=("text", "label-fidelity"))
-    run_grid(grid, tmp_path, progress=False, batch_size=64)
-    rows = spoken_rows(read_results(write_results(tmp_path)))
-    assert rows == _shown_lines("| state-rule | T+S_hat") + _shown_lines("| state-rule | T+affect")
