@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--intervention", default="correct", choices=INTERVENTIONS,
                    help="state-tag intervention (access T+S only)")
     r.add_argument("--n", type=positive_int, default=None, help="first N scenarios (default: all 480)")
-    r.add_argument("--seed", type=seed_int, default=0)
+    r.add_argument("--seed", type=seed_int, default=0,
+                   help="grid seed: the episodes `hear2act eval` plays for this cell under that seed (default 0)")
     r.add_argument("--quiet", action="store_true", help="summary only")
     from .model_rollout import add_model_arguments
 
