@@ -31,7 +31,10 @@ from typing import Any
 from . import stats
 
 SCHEMA = "hear2act-results/1"
-METRICS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns")
+# The paper's Table 5 metrics, then the interaction measures: action shares (the paper counts invalid
+# actions: a reply the parser cannot read as an action is one) and turns.
+METRICS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure", "turns",
+           "share_ask", "share_clarify", "share_recommend", "share_confirm", "share_invalid")
 CELL_KEYS = ("block", "kind", "agent", "agent_spec", "realization", "condition", "access", "intervention",
              "renderer", "renderer_spec")
 ROOT = Path(__file__).resolve().parent.parent
