@@ -5,6 +5,11 @@ between ``<!-- demo-table:begin -->`` and ``<!-- demo-table:end -->``: the table
 every built-in agent under T and T+S; spoken rows, T+S_hat and T+affect of state-rule, when the run has
 them), the label-fidelity ladder line, and the command and commit that produced the numbers. ``--check``
 changes nothing and exits 1 when the README differs. The numbers come only from results.json.
+
+``--table model`` writes the real-model table instead (between ``<!-- model-table:begin -->`` and
+``<!-- model-table:end -->``), from a run of a model grid such as ``eval/grids/smollm2.toml``: every model
+cell's Table 5 metrics, interaction measures and invalid-action share, beside the paper's Table 5 rows
+(its five text LLMs' mean and range, from eval/paper_numbers.json).
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from typing import Any
 
 from .results import read_results
 
-BEGIN, END = "<!-- demo-table:begin -->", "<!-- demo-table:end -->"
+MARKERS = {"demo": ("<!-- demo-table:begin -->", "<!-- demo-table:end -->"),
+           "model": ("<!-- model-table:begin -->", "<!-- model-table:end -->")}
+BEGIN, END = MARKERS["demo"]
 README = Path(__file__).resolve().parent.parent / "README.md"
 AGENT_NAMES = {"random": "random", "confirm": "confirm at once", "options-value": "options-value (never asks)",
                "transcript-rule": "transcript-rule (reads words only)", "state-rule": "state-rule",
@@ -110,18 +117,83 @@ def block(results: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def rewrite(readme: str, results: Mapping[str, Any]) -> str:
-    """``readme`` with the part between the markers replaced."""
-    if readme.count(BEGIN) != 1 or readme.count(END) != 1 or readme.index(BEGIN) > readme.index(END):
-        raise ValueError(f"the README needs exactly one {BEGIN} ... {END} pair")
-    head, rest = readme.split(BEGIN)
-    _, tail = rest.split(END)
-    return f"{head}{BEGIN}\n{block(results)}\n{END}{tail}"
+MODEL_METRICS = (("success", "Success"), ("accept", "Accept"), ("fullfit", "Full-fit"),
+                 ("full_disclosure", "full disclosure"), ("premature_closure", "premature closure"),
+                 ("share_ask", "ask"), ("share_recommend", "recommend"), ("share_confirm", "confirm"),
+                 ("share_invalid", "invalid"), ("turns", "turns"))
+REALIZATION_NAMES = {"prosody": "Prosody", "explicit": "Explicit"}
 
 
-def readme_block(readme: str) -> str:
-    """The README text between the markers."""
-    return readme.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n")
+def _fmt(metric: Mapping[str, Any] | None) -> str:
+    value = None if metric is None else metric.get("value")
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _paper_rows() -> list[str]:
+    """The paper's Table 5: the five text LLMs' mean and their range, per realization and condition."""
+    from .report.tables import paper_entries
+
+    entries = [e for e in paper_entries() if e["table"] == "5"]
+    out = []
+    for r in ("prosody", "explicit"):
+        for cond in ("T", "T+S"):
+            vals = []
+            for m, _ in MODEL_METRICS:
+                found = [e for e in entries if (e["realization"], e["condition"], e["metric"]) == (r, cond, m)]
+                mean = [e["value"] for e in found if e["agent"] == "mean"]
+                models = [e["value"] for e in found if e["agent"] != "mean"]
+                vals.append(f"{mean[0]:.1f} ({min(models):.1f}-{max(models):.1f})" if mean and models else "")
+            out.append(f"| paper: five text LLMs, mean (range) | {REALIZATION_NAMES[r]} | {cond} | 480 x 2 | "
+                       + " | ".join(vals) + " |")
+    return out
+
+
+def model_block(results: Mapping[str, Any]) -> str:
+    """The real-model table: every model cell (spec not a built-in agent), then the paper's Table 5 rows."""
+    from agents import AGENTS
+
+    cells = [c for c in results["cells"] if c["intervention"] == "correct" and c["agent_spec"] not in AGENTS]
+    if not cells:
+        raise ValueError("results.json has no model cells (every agent is a built-in rule agent)")
+    head = ["| model | realization | access | scenarios x runs | "
+            + " | ".join(name for _, name in MODEL_METRICS) + " |",
+            "| --- | --- | --- | --- | " + " | ".join("---" for _ in MODEL_METRICS) + " |"]
+    rows = []
+    for c in cells:
+        runs = c["n"] // max(1, c["scenarios"])
+        rows.append(f"| {c['agent']} | {REALIZATION_NAMES.get(c['realization'], c['realization'])} | "
+                    f"{c['condition']} | {c['scenarios']} x {runs} | "
+                    + " | ".join(_fmt(c["metrics"].get(m)) for m, _ in MODEL_METRICS) + " |")
+    commit = results["versions"].get("git_commit") or "unknown"
+    command = f"`{results['command']}`" if results.get("command") else "a run (command not recorded)"
+    specs = ", ".join(sorted({f"`{c['agent']}` = `{c['agent_spec']}`" for c in cells}))
+    lines = [f"Percent (turns: mean per episode); {specs}; {results['rollouts']:,} rollouts, "
+             f"{results['failed']} failed. Action shares are of all actions taken; *invalid* is a reply the "
+             "parser could not read as an action (the paper counts those). The paper's rows give only its "
+             "Table 5 metrics.", "", *head, *rows, *_paper_rows(), "",
+             f"Generated by `python -m eval.readme_table RUN_DIR --table model` from {command} at commit "
+             f"`{commit}` (hear2act {results['versions']['hear2act']}, scenario bank "
+             f"{', '.join(results['versions']['bank_hash'])})."]
+    return "\n".join(lines)
+
+
+BLOCKS = {"demo": block, "model": model_block}
+
+
+def rewrite(readme: str, results: Mapping[str, Any], table: str = "demo") -> str:
+    """``readme`` with the part between ``table``'s markers replaced."""
+    begin, end = MARKERS[table]
+    if readme.count(begin) != 1 or readme.count(end) != 1 or readme.index(begin) > readme.index(end):
+        raise ValueError(f"the README needs exactly one {begin} ... {end} pair")
+    head, rest = readme.split(begin)
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n{BLOCKS[table](results)}\n{end}{tail}"
+
+
+def readme_block(readme: str, table: str = "demo") -> str:
+    """The README text between ``table``'s markers."""
+    begin, end = MARKERS[table]
+    return readme.split(begin, 1)[1].split(end, 1)[0].strip("\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -129,22 +201,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("run_dir", type=Path, help="a demo run directory (or its results.json)")
     p.add_argument("--readme", type=Path, default=README)
     p.add_argument("--check", action="store_true", help="exit 1 if the README's table differs; write nothing")
+    p.add_argument("--table", choices=sorted(BLOCKS), default="demo",
+                   help="demo: the built-in agents (a demo run); model: a model grid's run (e.g. grids/smollm2)")
     args = p.parse_args(argv)
     try:
         results = read_results(args.run_dir)
         text = args.readme.read_text(encoding="utf-8")
-        new = rewrite(text, results)
+        new = rewrite(text, results, args.table)
     except (OSError, ValueError) as e:
         print(f"readme_table: error: {e}", file=sys.stderr)
         return 2
     if args.check:
         if new != text:
-            print(f"{args.readme}: the demo table differs from {args.run_dir}", file=sys.stderr)
+            print(f"{args.readme}: the {args.table} table differs from {args.run_dir}", file=sys.stderr)
             return 1
-        print(f"{args.readme}: the demo table matches {args.run_dir}")
+        print(f"{args.readme}: the {args.table} table matches {args.run_dir}")
         return 0
     args.readme.write_text(new, encoding="utf-8")
-    print(f"rewrote the demo table of {args.readme} from {args.run_dir}")
+    print(f"rewrote the {args.table} table of {args.readme} from {args.run_dir}")
     return 0
 
 

@@ -32,7 +32,9 @@ from . import stats
 from .metrics import HEADLINE
 
 SCHEMA = "hear2act-results/1"
-METRICS = HEADLINE  # the metrics results.json gives per cell
+# The paper's Table 5 metrics (the command-line tables' columns), then the interaction measures: action shares
+# (the paper counts invalid actions: a reply the parser cannot read as an action is one). Names of eval.metrics.TABLE.
+METRICS = (*HEADLINE, "share_ask", "share_clarify", "share_recommend", "share_confirm", "share_invalid")
 CELL_KEYS = ("block", "kind", "agent", "agent_spec", "realization", "condition", "access", "intervention",
              "renderer", "renderer_spec")
 ROOT = Path(__file__).resolve().parent.parent

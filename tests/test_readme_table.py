@@ -75,3 +75,31 @@ def test_readme_ladder_line_is_what_the_demo_label_fidelity_block_gives(tmp_path
     run_grid(grid, tmp_path, progress=False, batch_size=64)
     line = ladder_line(read_results(write_results(tmp_path, n_resamples=10)))
     assert [line] == _shown_lines("Label-fidelity ladder")
+
+
+def test_model_table_rows_and_the_papers_table5_beside_them():
+    from eval.readme_table import MARKERS, model_block
+    from eval.report.tables import paper_value
+
+    metrics = {m: {"value": v, "low": None, "high": None} for m, v in (
+        ("success", 12.5), ("accept", 40.0), ("fullfit", 20.0), ("full_disclosure", 4.2),
+        ("premature_closure", 8.3), ("share_ask", 3.0), ("share_recommend", 47.0), ("share_confirm", 0.0),
+        ("share_invalid", 50.0), ("turns", 19.5))}
+    model = {"block": "text-main", "kind": "text", "agent": "SmolLM2-135M", "agent_spec": "hf:smollm2",
+             "condition": "T", "realization": "prosody", "intervention": "correct", "scenarios": 24, "n": 48,
+             "metrics": metrics}
+    rule = {**model, "agent": "state-rule", "agent_spec": "state-rule"}
+    results = {"cells": [model, rule], "rollouts": 96, "failed": 0, "command": "hear2act eval smollm2",
+               "versions": {"git_commit": "abc123", "hear2act": "0.1.0", "bank_hash": ["f00"]}}
+    text = model_block(results)
+    assert "| SmolLM2-135M | Prosody | T | 24 x 2 | 12.5 | 40.0 | 20.0 | 4.2 | 8.3 | 3.0 | 47.0 | 0.0 | 50.0 | 19.5 |" \
+        in text
+    assert "state-rule" not in text  # built-in agents are the demo table's
+    mean = paper_value("5", realization="prosody", agent="mean", condition="T", metric="success")
+    assert f"| paper: five text LLMs, mean (range) | Prosody | T | 480 x 2 | {mean:.1f} (" in text
+    assert "`hear2act eval smollm2`" in text and "`abc123`" in text
+    begin, end = MARKERS["model"]
+    readme = f"a\n{begin}\nold\n{end}\nb\n"
+    assert readme_block(rewrite(readme, results, "model"), "model") == text
+    with pytest.raises(ValueError, match="no model cells"):
+        model_block({**results, "cells": [rule]})
