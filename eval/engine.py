@@ -59,7 +59,8 @@ class EpisodeSpec:
 
 def make_specs(env_id: str, scenario_ids: Iterable[str], *, seed: int = 0, access: str = "T",
                intervention: str = "correct", env_kwargs: Mapping[str, Any] | None = None) -> list[EpisodeSpec]:
-    """One spec per scenario with seeds ``seed + i`` (as :func:`eval.rollout.run_condition`)."""
+    """One spec per scenario with seeds ``seed + i`` (plain seeds for tests and benchmarks; ``hear2act rollout``
+    and ``eval`` use the grid's seeds: :func:`eval.rollout.condition_specs`)."""
     return [
         EpisodeSpec(env_id, sid, seed + i, access, intervention, dict(env_kwargs or {}),
                     key=f"{env_id}/{access}/{intervention}/{sid}/{seed + i}")
