@@ -255,7 +255,7 @@ def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", reali
          keys: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[dict[str, Any]]:
     """Play one episode per scenario id with the evaluation engine; one scored row per episode, in order.
 
-    Seeds are ``seed + i`` as in ``hear2act rollout`` unless ``seeds`` is given;
+    Seeds are ``seed + i`` (GRPO's held-out convention) unless ``seeds`` is given;
     ``keys`` names the episodes (default: the engine's). Each row has the
     trajectory (``trajectory``), its turn records (``records``) and
     :func:`score_episode`'s fields.
