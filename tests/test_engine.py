@@ -169,6 +169,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # end to end, over 15 s: make test runs it, make test-fast leaves it out
 def test_two_processes_split_the_episodes_of_a_tiny_hf_model(tmp_path: Path) -> None:
     """What `accelerate launch` / `torchrun` do: two processes with RANK/WORLD_SIZE, merged over gloo."""
     from agents.llm.tiny import shared_tiny_causal_lm

@@ -145,6 +145,7 @@ def test_rollout_out_writes_rule_agent_trajectories(tmp_path, capsys):
         assert t["outcome"]["success"] == d["success"] and t["outcome"]["turns"] == d["turns"]
 
 
+@pytest.mark.slow  # end to end, over 15 s: make test runs it, make test-fast leaves it out
 @pytest.mark.skipif(importlib.util.find_spec("hibari") is None, reason="speech extra not installed")
 def test_render_grid_caches_everything_eval_then_plays(tmp_path, monkeypatch, capsys):
     from eval.render import trajectory_utterances

@@ -144,6 +144,7 @@ def test_report_cli(report: dict, capsys: pytest.CaptureFixture[str], tmp_path: 
     assert "no rollouts" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # end to end, over 15 s: make test runs it, make test-fast leaves it out
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (apt-get install -y chromium)")
 def test_viewer_in_chromium(report: dict, tmp_path: Path) -> None:
     from test_listen import Chromium

@@ -73,6 +73,7 @@ def _count(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow  # end to end, over 15 s: make test runs it, make test-fast leaves it out
 def test_resume_after_sigkill_at_random_moments(reference, tmp_path: Path) -> None:
     grid, ref = reference
     out = tmp_path / "run"

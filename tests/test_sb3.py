@@ -145,6 +145,7 @@ def test_reader_reads_text_only() -> None:
     assert r.current == 2 and r.flagged == {2} and r.fit == {1: True, 2: False, 3: False}
 
 
+@pytest.mark.slow  # end to end, over 15 s: make test runs it, make test-fast leaves it out
 def test_vec_envs() -> None:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -169,6 +170,7 @@ def _tiny(out: str, seed: int = 0):
                 out=out, max_scenarios=60, test_domains=1, test_per_domain=2, eval_every=128)
 
 
+@pytest.mark.slow  # end to end, over 15 s: make test runs it, make test-fast leaves it out
 def test_ppo_smoke_and_same_seed_same_eval(tmp_path) -> None:
     from training.ppo import train
 
