@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError
 from .fields import reject_constant
 from .model import OPS, Attribute, Need, Persona, Requirement
-from .quality import compares_options, is_bare_answer
+from .quality import compares_options, content_stems, is_bare_answer
 
 DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
 
@@ -378,3 +380,19 @@ def load_all_domains(directory: str | Path = DOMAINS_DIR) -> list[DomainContent]
     """All domain files, in the canonical Table 6 order."""
     domains = [load_domain(p) for p in sorted(Path(directory).glob("*.json"))]
     return sorted(domains, key=lambda d: DOMAIN_ORDER[d.domain])
+
+
+@lru_cache(maxsize=64)
+def domain_topic(domain: str, directory: str | Path = DOMAINS_DIR) -> frozenset[str]:
+    """The domain's topic words: its name's stems and those in two or more of its requests.
+
+    A word the domain's users say in several requests ("flight", "house") names the
+    domain, not a premise. A domain without a content file has its name's stems only.
+    """
+    path = Path(directory) / f"{slugify(domain)}.json"
+    requests: list[str] = []
+    if path.is_file():
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        requests = [p.get("request", "") for p in raw.get("personas", []) if isinstance(p, Mapping)]
+    counts = Counter(s for r in requests for s in content_stems(r))
+    return content_stems(domain) | frozenset(s for s, k in counts.items() if k >= 2)

@@ -12,11 +12,19 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .content import DOMAIN_FAMILY, slugify
+from .content import DOMAIN_FAMILY, domain_topic, slugify
 from .errors import ScenarioError
 from .fields import is_number, parse_json
 from .model import KINDS, LEVELS, OPS, Scenario
-from .quality import artefacts, bound_words, compares_options, is_bare_answer, phrases_in
+from .quality import (
+    artefacts,
+    bound_words,
+    compares_options,
+    content_stems,
+    is_bare_answer,
+    phrases_in,
+    shared_premise,
+)
 from .shortcuts import MIN_BANK
 from .shortcuts import bank_problems as shortcut_problems
 
@@ -200,6 +208,25 @@ def _request_hides_needs(s: Scenario) -> Iterator[tuple[str, str]]:
         found = phrases_in(s.request, need_phrases(n, attrs[n.attribute]))
         if found:
             yield "request", f"states hidden need L{n.level} ({n.attribute}) via {found}; needs[{i}] must stay hidden"
+
+
+def premise_topic(s: Scenario) -> frozenset[str]:
+    """Words a request may share with a need's reasons: the domain's and the visible attributes' own."""
+    topic = set(domain_topic(s.domain))
+    for a in s.visible_attributes:
+        topic |= content_stems(" ".join((a.label, *a.keywords)))
+    return frozenset(topic)
+
+
+@_check
+def _request_hides_premises(s: Scenario) -> Iterator[tuple[str, str]]:
+    """The assistant sees the request, not the persona: the request never gives a need's reason."""
+    topic = premise_topic(s)
+    for i, n in enumerate(s.needs):
+        shared = shared_premise(s.request, f"{n.statement} {n.hint}", topic)
+        if shared:
+            yield "request", (f"gives the premise of hidden need L{n.level} ({n.attribute}): shares {shared} "
+                              f"with needs[{i}].statement/hint")
 
 
 @_check
