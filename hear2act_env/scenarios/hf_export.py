@@ -30,6 +30,35 @@ CITATION = """@misc{liu2026hear2act,
 }"""
 
 
+# The card's field table: (column, type, meaning).
+FIELDS = (
+    ("`id`", "string", "`<domain-slug>-<nn>`"),
+    ("`domain`, `family`", "string", "the shopping domain and its family"),
+    ("`persona`", "struct", "`situation`, `urgency` (low/medium/high), `budget` (tight/moderate/flexible), "
+                            "`expertise` (novice/intermediate/expert)"),
+    ("`request`", "string", "the user's opening request"),
+    ("`requirements`", "list of struct", "visible requirements: numeric (`attribute`, `op` one of `<` `<=` `>` `>=`, "
+                                         "`value`) or categorical (`op` = `in`, `values`), and the user's "
+                                         "`statement` when an option breaks it"),
+    ("`priority`", "string", "the visible attribute the request ranks by"),
+    ("`attributes`", "list of struct", "`kind` is `visible` (shown: numeric with `better` lower/higher and its print "
+                                       "format, or categorical), `need` (a hidden need's attribute) or `distractor`; "
+                                       "`keywords` make a question targeted at it"),
+    ("`needs`", "list of struct", "L1..L3: `attribute`, `accept` (values that satisfy it), `statement`, "
+                                  "`keywords`, `hint` (L1 only)"),
+    ("`options`", "list of struct", "`number` (1..11), `name`, `description` (what the agent is shown), "
+                                    "`values_json` (attribute -> value, a JSON object)"),
+    ("`gold`, `safe`, `opening`", "int32", "option numbers of the three roles"),
+    ("`request_violating`", "list of int32", "the two options that break a visible requirement"),
+    ("`scenario`", "string", "the canonical JSON of the scenario (what the JSONL file holds)"),
+)
+
+
+def _fields_table() -> str:
+    rows = ["| column | type | meaning |", "| --- | --- | --- |"]
+    return "\n".join(rows + [f"| {c} | {t} | {m} |" for c, t, m in FIELDS])
+
+
 def _datasets() -> Any:
     try:
         import datasets
@@ -180,20 +209,7 @@ the ids: `training.splits.split_scenarios(scenarios, 8, 2, 0)` for the defaults.
 
 ## Fields
 
-| column | type | meaning |
-| --- | --- | --- |
-| `id` | string | `<domain-slug>-<nn>` |
-| `domain`, `family` | string | the shopping domain and its family |
-| `persona` | struct | `situation`, `urgency` (low/medium/high), `budget` (tight/moderate/flexible), `expertise` (novice/intermediate/expert) |
-| `request` | string | the user's opening request |
-| `requirements` | list of struct | visible requirements: numeric (`attribute`, `op` in `<`, `<=`, `>`, `>=`, `value`) or categorical (`op` = `in`, `values`), and the user's `statement` when an option breaks it |
-| `priority` | string | the visible attribute the request ranks by |
-| `attributes` | list of struct | `kind` `visible` (shown, numeric with `better` lower/higher and print format, or categorical), `need` (a hidden need's attribute) or `distractor`; `keywords` make a question targeted at it |
-| `needs` | list of struct | L1..L3: `attribute`, `accept` (values that satisfy it), `statement`, `keywords`, `hint` (L1 only) |
-| `options` | list of struct | `number` (1..11), `name`, `description` (what the agent is shown), `values_json` (attribute -> value, a JSON object) |
-| `gold`, `safe`, `opening` | int32 | option numbers of the three roles |
-| `request_violating` | list of int32 | the two options that break a visible requirement |
-| `scenario` | string | the canonical JSON of the scenario (what the JSONL file holds) |
+{_fields_table()}
 
 ## How it was generated
 
