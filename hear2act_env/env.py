@@ -18,7 +18,7 @@ from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_actio
 from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
 from .dialogue.matching import DEFAULT_MATCHER, Matcher, Target, resolve_matcher
 from .dialogue.realizer import Realizer
-from .scenarios import Scenario, ScenarioError, load_scenarios, validate
+from .scenarios import BANK_FILE, Scenario, ScenarioError, load_scenarios, validate
 from .scenarios.validate import N_OPTIONS  # every valid scenario has exactly this many options
 from .state_tags import StateChannel
 from .vector import ObsText
@@ -65,7 +65,7 @@ def _base_charset() -> frozenset[str]:
     """Printable ASCII, the realizer's phrase pools and the bundled bank's texts."""
     from .dialogue import realizer
 
-    chars = set(string.printable) | _scenario_chars(load_scenarios())
+    chars = set(string.printable) | _scenario_chars(load_scenarios(BANK_FILE))  # never a user bank
     for name in dir(realizer):
         pool = getattr(realizer, name)
         if isinstance(pool, tuple) and all(isinstance(p, str) for p in pool):
@@ -261,8 +261,9 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     - ``state_intervention`` (``"T+S"`` only): ``"correct"``, ``"none"``,
       ``"always_resolved"``, ``"always_unresolved"``, ``"shuffled"`` (each tag
       drawn independently from the shipped distribution of true tags).
-    - ``scenarios``: a JSONL path or a list of ``Scenario``; default the
-      bundled 480.
+    - ``scenarios``: a JSONL path (the bundled bank, or a user bank built by
+      ``hear2act scenarios build --domains DIR --out FILE``) or a list of
+      ``Scenario``; default the bundled 480 (``$HEAR2ACT_SCENARIOS`` if set).
     - ``render_mode``: ``"ansi"`` (returns the transcript) or ``"human"``.
     - ``renderer`` / ``voice``: a registered renderer name (``"hibari"``,
       ``"piper"``) or a :class:`~hear2act_env.speech.renderers.Renderer`.

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .rewards import REWARD_WEIGHTS, REWARDS
+from .rewards import DEFAULT_REWARDS, REWARD_WEIGHTS, REWARDS
 from .splits import SplitSpec
 
 MODES = ("episode", "state", "tools")
@@ -66,7 +66,7 @@ class Hear2ActArgs:
     states_per_episode: int = field(default=6, metadata={"help": "at most this many decision points per episode"})
     states_seed: int = field(default=0, metadata={"help": "first episode seed of the state collection"})
     assistant: str = field(default="spoken", metadata={"help": "spoken or text (text adds CLARIFY)"})
-    rewards: str = field(default=",".join(REWARDS), metadata={"help": "comma list of reward terms"})
+    rewards: str = field(default=",".join(DEFAULT_REWARDS), metadata={"help": "comma list of reward terms"})
     weights: str = field(default="", metadata={"help": "term=weight overrides, e.g. 'accuracy=5,evidence=2' "
                                                          "(--reward_weights sets the raw list instead)"})
     outcome_weight: float = field(default=0.0, metadata={"help": "accuracy: share of the continued outcome (0-1)"})

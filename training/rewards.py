@@ -27,15 +27,29 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import EntryPoint
 from typing import Any
 
 from agents.llm.reasoning import split_reasoning
 from hear2act_env.dialogue.actions import INVALID, parse_action
+from hear2act_env.plugins import PluginError, PluginRegistry, describe, load_entry_point
 
 N_OPTIONS = 11
 MAX_COMPLETION = 256  # CESAR's normaliser of the overthinking penalty
-REWARD_WEIGHTS = {"accuracy": 5.0, "format": 1.0, "consistency": 1.0, "keywords": 1.0, "overthinking": 1.0,
-                  "evidence": 1.0}
+
+
+class _Weights(dict):
+    """The terms' default weights; a plugin term ("hear2act.rewards" entry point) weighs its ``weight``
+    attribute, else 1."""
+
+    def __missing__(self, name: str) -> float:
+        if name in REWARDS:
+            return float(getattr(REWARDS[name], "weight", 1.0))
+        raise KeyError(name)
+
+
+REWARD_WEIGHTS: dict[str, float] = _Weights(accuracy=5.0, format=1.0, consistency=1.0, keywords=1.0,
+                                            overthinking=1.0, evidence=1.0)
 
 
 def completion_text(completion: Any) -> str:
@@ -583,17 +597,29 @@ def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = 
 
 
 RewardFunc = Callable[..., list[float]]
-REWARDS: dict[str, RewardFunc] = {
+
+
+def _plugin_reward(ep: EntryPoint) -> RewardFunc:
+    func = load_entry_point(ep, "reward")
+    if not callable(func):
+        raise PluginError(f"reward plugin {ep.name!r}: entry point {describe(ep)} gave {func!r}, "
+                          "not a function (completions, **columns) -> list[float]")
+    return func
+
+
+# name -> term; plus the "hear2act.rewards" entry points (hear2act_env.plugins), loaded when named.
+REWARDS: PluginRegistry[RewardFunc] = PluginRegistry("reward", {
     "accuracy": accuracy_reward,
     "format": format_reward,
     "consistency": consistency_reward,
     "keywords": keywords_reward,
     "overthinking": overthinking_reward,
     "evidence": evidence_reward,
-}
+}, _plugin_reward)
+DEFAULT_REWARDS = ("accuracy", "format", "consistency", "keywords", "overthinking", "evidence")  # plugins: opt in
 
 
-def make_reward_funcs(names: Sequence[str] = tuple(REWARDS), **options: dict[str, Any]) -> list[RewardFunc]:
+def make_reward_funcs(names: Sequence[str] = DEFAULT_REWARDS, **options: dict[str, Any]) -> list[RewardFunc]:
     """The named reward functions, each with its options bound and ``__name__`` = its term name.
 
     TRL logs a reward under its function's ``__name__``, so each term appears
@@ -622,6 +648,7 @@ def make_reward_funcs(names: Sequence[str] = tuple(REWARDS), **options: dict[str
 __all__ = [
     "BASE_RATES",
     "CITED_BASE_RATE",
+    "DEFAULT_REWARDS",
     "MAX_COMPLETION",
     "QUALITATIVE",
     "REWARDS",

@@ -45,10 +45,11 @@ def _check(fn: Check) -> Check:
 def _identity(s: Scenario) -> Iterator[tuple[str, str]]:
     if not ID_RE.match(s.id):
         yield "id", "must look like '<domain-slug>-<nn>'"
-    if s.domain not in DOMAIN_FAMILY:
-        yield "domain", f"{s.domain!r} is not a Table 6 domain"
-    elif DOMAIN_FAMILY[s.domain] != s.family:
+    # A Table 6 domain keeps its family; any other name is a user domain (docs/new-domain.md).
+    if s.domain in DOMAIN_FAMILY and DOMAIN_FAMILY[s.domain] != s.family:
         yield "family", f"{s.domain!r} belongs to {DOMAIN_FAMILY[s.domain]!r}"
+    elif not slugify(s.domain):
+        yield "domain", f"{s.domain!r} has no letter or digit to make scenario ids from"
     elif not s.id.startswith(slugify(s.domain) + "-"):
         yield "id", f"must start with the domain slug {slugify(s.domain)!r}"
     if not s.request.strip():
@@ -339,6 +340,23 @@ def bank_problems(scenarios: list[Scenario]) -> list[ScenarioError]:
     :data:`~hear2act_env.scenarios.shortcuts.MIN_BANK` scenarios are not judged.
     """
     return shortcut_problems(scenarios) if len(scenarios) >= MIN_BANK else []
+
+
+def paper_bank_problems(scenarios: list[Scenario]) -> list[ScenarioError]:
+    """The paper bank stays the paper's: ten scenarios of each of the 48 Table 6 domains, nothing else.
+
+    User banks (``docs/new-domain.md``) pass :func:`problems` and :func:`bank_problems` but not this.
+    """
+    from collections import Counter
+
+    from .content import PERSONAS_PER_DOMAIN
+
+    out = [ScenarioError(s.id, "domain", f"{s.domain!r} is not a Table 6 domain; the paper bank holds only those")
+           for s in scenarios if s.domain not in DOMAIN_FAMILY]
+    counts = Counter(s.domain for s in scenarios)
+    out += [ScenarioError("<bank>", "domain", f"{d!r} has {counts[d]} scenarios, the paper bank {PERSONAS_PER_DOMAIN}")
+            for d in DOMAIN_FAMILY if counts[d] != PERSONAS_PER_DOMAIN]
+    return out
 
 
 def validate(scenario: Scenario) -> Scenario:
