@@ -9,7 +9,8 @@ its line number without stopping at the first.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .content import DOMAIN_FAMILY, domain_topic, slugify
@@ -211,23 +212,51 @@ def _request_hides_needs(s: Scenario) -> Iterator[tuple[str, str]]:
             yield "request", f"states hidden need L{n.level} ({n.attribute}) via {found}; needs[{i}] must stay hidden"
 
 
-def premise_topic(s: Scenario) -> frozenset[str]:
-    """Words a request may share with a need's reasons: the domain's and the visible attributes' own."""
-    topic = set(domain_topic(s.domain))
+def premise_topic(s: Scenario, requests: Sequence[str] | None = None) -> frozenset[str]:
+    """Words a request may share with a need's reasons: the domain's topic and what the options show.
+
+    The topic is the domain name's stems and those in two or more of the domain's requests: the
+    built-in content file's, or ``requests`` (a user bank's requests of that domain). Every word the
+    options text prints (attribute labels and values, names) is visible anyway, so it is not a premise.
+    """
+    if requests is None:
+        topic = set(domain_topic(s.domain))
+    else:
+        counts = Counter(w for r in requests for w in content_stems(r))
+        topic = set(content_stems(s.domain)) | {w for w, k in counts.items() if k >= 2}
     for a in s.visible_attributes:
         topic |= content_stems(" ".join((a.label, *a.keywords)))
+    for o in s.options:
+        topic |= content_stems(o.description)
     return frozenset(topic)
 
 
-@_check
-def _request_hides_premises(s: Scenario) -> Iterator[tuple[str, str]]:
-    """The assistant sees the request, not the persona: the request never gives a need's reason."""
-    topic = premise_topic(s)
+def _premises(s: Scenario, topic: frozenset[str]) -> Iterator[tuple[str, str]]:
     for i, n in enumerate(s.needs):
         shared = shared_premise(s.request, f"{n.statement} {n.hint}", topic)
         if shared:
             yield "request", (f"gives the premise of hidden need L{n.level} ({n.attribute}): shares {shared} "
                               f"with needs[{i}].statement/hint")
+
+
+@_check
+def _request_hides_premises(s: Scenario) -> Iterator[tuple[str, str]]:
+    """The assistant sees the request, not the persona: the request never gives a need's reason.
+
+    A user domain (no built-in content file) is judged by :func:`premise_problems` over its bank,
+    whose requests give the domain's topic words.
+    """
+    if s.domain in DOMAIN_FAMILY:
+        yield from _premises(s, premise_topic(s))
+
+
+def premise_problems(scenarios: Sequence[Scenario]) -> list[ScenarioError]:
+    """The premise rule for the user domains of a bank, topic words from the bank's own requests."""
+    by_domain: dict[str, list[str]] = {}
+    for s in scenarios:
+        by_domain.setdefault(s.domain, []).append(s.request)
+    return [ScenarioError(s.id, f, rule) for s in scenarios if s.domain not in DOMAIN_FAMILY
+            for f, rule in _premises(s, premise_topic(s, by_domain[s.domain]))]
 
 
 @_check
@@ -337,9 +366,10 @@ def bank_problems(scenarios: list[Scenario]) -> list[ScenarioError]:
     """Rules over a whole bank (PROTOCOL.md: what is visible must not rank the gold).
 
     Rates need a bank-sized sample: files of fewer than
-    :data:`~hear2act_env.scenarios.shortcuts.MIN_BANK` scenarios are not judged.
+    :data:`~hear2act_env.scenarios.shortcuts.MIN_BANK` scenarios are not judged by them. The premise
+    rule for user domains (:func:`premise_problems`) is judged on every bank.
     """
-    return shortcut_problems(scenarios) if len(scenarios) >= MIN_BANK else []
+    return premise_problems(scenarios) + (shortcut_problems(scenarios) if len(scenarios) >= MIN_BANK else [])
 
 
 def paper_bank_problems(scenarios: list[Scenario]) -> list[ScenarioError]:
