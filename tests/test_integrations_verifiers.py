@@ -58,6 +58,7 @@ needs_vf = pytest.mark.skipif(hv is None, reason='needs the verifiers extra: pip
 SCENARIOS = load_scenarios()
 BY_OPTIONS = {options_text(s): s for s in SCENARIOS}
 IDS = [SCENARIOS[i].id for i in (0, 1, 7, 12)]
+CONFIRM = "[ACTION: CONFIRM] Great, let's book it."
 GOOD = {IDS[0], IDS[2]}  # the policy recommends the gold option in these, a wrong one in the others
 
 
@@ -188,3 +189,42 @@ def test_taskset_tasks_are_first_decision_prompts() -> None:
 
     assert loaders.taskset_class(hv.TASKSET_ID) is hv.Hear2ActTaskset
     assert loaders.environment_class(hv.TASKSET_ID) is hv.Hear2ActVfEnv
+
+
+@needs_vf
+@pytest.mark.slow
+def test_vf_eval_cli_on_the_taskset(tmp_path: Path) -> None:
+    """The documented command: verifiers' eval CLI through ``python -m hear2act_env.integrations.verifiers``."""
+    import os
+
+    def confirm_at_once(body: dict[str, Any], attempt: int) -> Reply:
+        return Reply(text=CONFIRM)
+
+    with FakeChatServer(confirm_at_once) as server:
+        env = {**os.environ, "HEAR2ACT_TEST_KEY": "not-a-secret",
+               "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        out = subprocess.run([sys.executable, "-m", "hear2act_env.integrations.verifiers", "-m", "fake-model",
+                              "--client.base-url", server.url, "--client.api-key-var", "HEAR2ACT_TEST_KEY",
+                              "-n", "3", "--env.taskset.access", "T+S", "--env.taskset.seed", "4",
+                              "--no-push", "--no-rich", "--output-dir", str(tmp_path)],
+                             capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (traces_file,) = tmp_path.glob("*/traces.jsonl")
+    rows = [json.loads(line) for line in traces_file.read_text().splitlines()]
+    assert len(rows) == 3 and len(server.bodies) >= 3
+    for row in rows:  # every decision answered CONFIRM: each trace scored with the local env's return
+        info = row["task"]["data"]["info"]
+        expected, n_decisions, _ = local_episode_replies(info["scenario_id"], info["seed"], CONFIRM)
+        assert [t["rewards"]["success"]["score"] for t in row["traces"]] == [expected] * n_decisions
+    assert sorted(r["task"]["data"]["info"]["seed"] for r in rows) == [4, 5, 6]
+
+
+def local_episode_replies(sid: str, seed: int, reply: str) -> tuple[float, int, str]:
+    """(return, decisions, transcript) of a local episode answering every decision with ``reply``."""
+    env = make_env("prosody", "T+S")
+    obs, _ = env.reset(seed=seed, options={"scenario_id": sid})
+    total, n, done = 0.0, 0, False
+    while not done:
+        obs, reward, terminated, truncated, _ = env.step(read_reply(reply))
+        total, n, done = total + reward, n + 1, terminated or truncated
+    return total, n, obs["transcript"]
