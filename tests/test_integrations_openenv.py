@@ -43,17 +43,19 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    log_path = tmp_path_factory.mktemp("openenv") / "server.log"
+    log = log_path.open("wb")  # a file, not a pipe: a chatty server never blocks on a full pipe
     proc = subprocess.Popen([sys.executable, "-m", "hear2act_env.integrations.openenv", "--host", "127.0.0.1",
                              "--port", str(port), "--access", ACCESS], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                            stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):  # up to 60 s for the server to come up (a cold import on a busy machine)
             if proc.poll() is not None:
-                raise RuntimeError(f"server exited {proc.returncode}: {proc.stdout.read().decode()[-2000:]}")
+                raise RuntimeError(f"server exited {proc.returncode}: {log_path.read_text()[-2000:]}")
             try:
                 with urllib.request.urlopen(url + "/health", timeout=1) as r:
                     if r.status == 200:
@@ -66,6 +68,7 @@ def server() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+        log.close()
 
 
 def actions_for(s: Any, good: bool) -> list[str]:

@@ -296,7 +296,8 @@ def tool_env_factory(base_url: str) -> type[RemoteToolEnv]:
     return type("Hear2ActRemoteToolEnv", (RemoteToolEnv,), {"base_url": base_url.rstrip("/")})
 
 
-def make_app(access: str = "T", realization: str = "prosody", max_concurrent_envs: int = 8, **env_kwargs: Any):
+def make_app(access: str = "T", realization: str = "prosody", max_concurrent_envs: int = 8,
+             **env_kwargs: Any) -> Any:
     """The FastAPI app serving Hear2Act (checked here: a bad access or realization fails at startup)."""
     check_access(access, TEXT_ACCESS)
     env_id(realization)

@@ -176,10 +176,14 @@ class Hear2ActEnvConfig(vf.EnvConfig):
 class Hear2ActVfEnv(vf.Env[Hear2ActEnvConfig]):
     """The Hear2Act Gymnasium env as the user; the assistant agent plays each decision."""
 
+    _idle: list[Any] | None = None  # Gymnasium envs between episodes (one per episode in flight)
+
     async def run(self, task: Hear2ActTask, agents: Any) -> None:
         c: Hear2ActTasksetConfig = self.taskset.config
         sid, seed = str(task.data.info["scenario_id"]), int(task.data.info["seed"])
-        env = make_env(c.realization, c.access, max_turns=c.max_turns)
+        if self._idle is None:
+            self._idle = []
+        env = self._idle.pop() if self._idle else make_env(c.realization, c.access, max_turns=c.max_turns)
         try:
             obs, _ = env.reset(seed=seed, options={"scenario_id": sid})
             if c.context == "chat":
@@ -187,8 +191,13 @@ class Hear2ActVfEnv(vf.Env[Hear2ActEnvConfig]):
             else:
                 traces, turns, info = await self._p6_turns(task, agents, env, obs, sid, c)
         finally:
-            env.close()
+            self._idle.append(env)  # every episode starts with reset(seed, scenario): nothing carries over
         _score(traces, turns, info, c)
+
+    async def stop(self) -> None:
+        for env in self._idle or ():
+            env.close()
+        self._idle = None
 
     async def _p6_turns(self, task: Hear2ActTask, agents: Any, env: Any, obs: dict[str, Any], sid: str,
                         c: Hear2ActTasksetConfig) -> tuple[list[Any], list[Any], dict[str, Any]]:
