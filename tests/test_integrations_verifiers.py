@@ -228,3 +228,22 @@ def local_episode_replies(sid: str, seed: int, reply: str) -> tuple[float, int, 
         obs, reward, terminated, truncated, _ = env.step(read_reply(reply))
         total, n, done = total + reward, n + 1, terminated or truncated
     return total, n, obs["transcript"]
+
+
+@needs_vf
+def test_a_failed_model_call_fails_the_episode_unscored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fake_openai import FAULTS
+
+    def plan_500_on_second_decision(body: dict[str, Any], attempt: int) -> Reply:
+        second = str(body["messages"][-1]["content"]).count("Assistant:") >= 2
+        return FAULTS["500"] if second else Reply(text="[ACTION: ASK] What matters most?")
+
+    monkeypatch.setenv("HEAR2ACT_TEST_KEY", "not-a-secret")
+    with FakeChatServer(plan_500_on_second_decision) as server:
+        config = EvalConfig(env=hv.env_config(scenario_ids=IDS[:1]), model="fake-model",
+                            client={"type": "eval", "base_url": server.url, "api_key_var": "HEAR2ACT_TEST_KEY"},
+                            rich=None, push=False, output_dir=tmp_path)
+        (episode,) = asyncio.run(run_eval(config))
+    assert not episode.ok
+    assert "turn 1: the assistant produced no reply" in episode.errors[0].message and "500" in episode.errors[0].message
+    assert all(not t.rewards for t in episode.traces)  # never scored as a loss
