@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from hear2act_env.dialogue.actions import INVALID, parse_action
 from hear2act_env.access import TRUE_STATE
+from hear2act_env.dialogue.actions import INVALID, parse_action
 from hear2act_env.dialogue.engine import RESOLVED, assess
 from hear2act_env.env import Hear2ActEnv
 
