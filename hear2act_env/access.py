@@ -129,6 +129,13 @@ def name_with(**fields: object) -> str:
 # The plain transcript condition (the env's default) and the true-tag condition, named by property.
 TRANSCRIPT = name_with(keys=("transcript",))
 TRUE_STATE = name_with(state_tag="true")
+# The paper's information ladder over the spoken conditions (its Table 9 steps): each step adds one thing the agent
+# is given (the audio, the words with it, a perceiver's reading instead of the audio, the true state).
+LADDER: tuple[str, ...] = (TRANSCRIPT, name_with(words_hidden=True),
+                           name_with(audio_in_prompt=True, words_hidden=False), name_with(state_tag="inferred"),
+                           TRUE_STATE)
+SPOKEN_STEPS: tuple[tuple[str, str], ...] = ((LADDER[0], LADDER[1]), (LADDER[0], LADDER[2]), (LADDER[2], LADDER[3]),
+                                             (LADDER[3], LADDER[4]))
 
-__all__ = ["ACCESS", "CONDITIONS", "GROUPS", "NAMES", "SPEECH_KEYS", "STATE_TAGS", "TRANSCRIPT", "TRUE_STATE",
-           "Access", "get", "name_with", "names"]
+__all__ = ["ACCESS", "CONDITIONS", "GROUPS", "LADDER", "NAMES", "SPEECH_KEYS", "SPOKEN_STEPS", "STATE_TAGS",
+           "TRANSCRIPT", "TRUE_STATE", "Access", "get", "name_with", "names"]
