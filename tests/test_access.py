@@ -21,8 +21,8 @@ def _names_in(node: ast.AST) -> list[str]:
     """Access names that ``node`` is, or directly holds (a tuple / list / set, or frozenset/set/tuple of one)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in ACCESS:
         return [node.value]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set", "tuple") \
-            and len(node.args) == 1:
+    wrapped = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1
+    if wrapped and node.func.id in ("frozenset", "set", "tuple"):
         return _names_in(node.args[0])
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return [n for elt in node.elts for n in _names_in(elt) if isinstance(elt, ast.Constant)]
