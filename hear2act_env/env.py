@@ -14,7 +14,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from . import protocol
-from .access import ACCESS, SPEECH_KEYS, get  # noqa: F401 -- ACCESS, SPEECH_KEYS re-exported (the table's home: .access)
+from .access import ACCESS, SPEECH_KEYS, Access, get  # noqa: F401 -- SPEECH_KEYS re-exported (the table's home: .access)
 from .audio_space import AudioSpace
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
 from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
@@ -346,8 +346,6 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         self._by_id = {s.id: i for i, s in enumerate(self.scenarios)}
         self.realization = realization
         self.access = access
-        self.condition = condition
-        self._words_hidden = condition.words_hidden
         self.keys = ("options", *condition.keys)
         self._with_state = "state" in self.keys
         self.speech = None
@@ -505,12 +503,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     def _visible_lines(self) -> list[str]:
         """The transcript lines the agent observes (under a words-hidden access, user turns after the request)."""
         lines = self._lines
-        if self._words_hidden:
+        if self.condition.words_hidden:
             lines = [lines[0], *(f"User: {SPOKEN}" if ln.startswith("User: ") else ln for ln in lines[1:])]
         return lines
 
     def _observation(self) -> dict[str, Any]:
-        lines = self._visible_lines() if self._words_hidden else self._lines
+        lines = self._visible_lines() if self.condition.words_hidden else self._lines
         obs: dict[str, Any] = {"options": self._options_text, "transcript": "\n".join(lines)[-MAX_TEXT:]}
         if self._with_state:
             obs["state"] = self.state_channel.tag(self._last, self.draws, self.engine.turn)
@@ -555,6 +553,11 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             "fullfit_rate": fullfits / n if n else math.nan,
             "action_counts": dict(self._counts),
         }
+
+    @property
+    def condition(self) -> Access:
+        """This env's row of the access table (:data:`hear2act_env.access.ACCESS`)."""
+        return ACCESS[self.access]
 
     @property
     def transcript(self) -> str:

@@ -31,7 +31,7 @@ from .scenarios import Scenario
 # The immutable parts of an env that a fork shares with its parent.
 # (_action_cache is a memo of pure parses: sharing it between forks is safe and saves a deep copy.)
 SHARED_ATTRS = ("scenarios", "_by_id", "_tables", "_lines_head", "_action_cache", "observation_space",
-                "action_space", "_charset", "speech", "state_channel", "spec", "condition")
+                "action_space", "_charset", "speech", "state_channel", "spec")
 
 
 @dataclass(frozen=True)
