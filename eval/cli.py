@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 from hear2act_env import ENV_IDS, load_scenarios
+from hear2act_env.access import ACCESS
 from hear2act_env.cli import positive_int, seed_int
-from hear2act_env.env import ACCESS, INTERVENTIONS
+from hear2act_env.env import INTERVENTIONS
 from hear2act_env.progress import progress
 
 from .metrics import format_table, summarize
