@@ -138,7 +138,7 @@ def _paper_rows() -> list[str]:
     entries = [e for e in paper_entries() if e["table"] == "5"]
     out = []
     for r in ("prosody", "explicit"):
-        for cond in ("T", "T+S"):
+        for cond in (TRANSCRIPT, TRUE_STATE):  # Table 5's two conditions
             vals = []
             for m, _ in MODEL_METRICS:
                 found = [e for e in entries if (e["realization"], e["condition"], e["metric"]) == (r, cond, m)]

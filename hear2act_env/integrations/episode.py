@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hear2act_env.access import names
+
 ENV_IDS = {"prosody": "Hear2Act-Prosody-v1", "explicit": "Hear2Act-Explicit-v1"}
-TEXT_ACCESS = ("T", "T+S", "T+S_hat", "T+affect")  # the prompt is text (A / A+T attach audio arrays)
+# the prompt is text (the conditions with audio in the prompt attach audio arrays)
+TEXT_ACCESS = names(lambda a: not a.audio_in_prompt)
 
 
 def env_id(realization: str) -> str:
