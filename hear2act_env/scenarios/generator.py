@@ -43,7 +43,7 @@ OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 # The premium model: what an option offers raises its numeric visible values (price up,
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
 NEED_PREMIUM = (1.2, 1.0, 1.0)
-VALUE_PREMIUM = 0.8
+VALUE_PREMIUM = 1.2  # 0.8 before the blind categorical deal (its spread columns dilute the premium)
 PREMIUM_NOISE = 0.15
 # How loosely the visible numbers follow the latent premium (a standard normal per option):
 # a rating (or distance, wait, ...) tracks what an option offers closely, a price loosely —
