@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 
 from hear2act_env import ENV_IDS, load_scenarios
+from hear2act_env.access import ACCESS
 from hear2act_env.cli import positive_int, seed_int
-from hear2act_env.env import ACCESS, INTERVENTIONS
+from hear2act_env.env import INTERVENTIONS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -313,7 +313,7 @@ def _agents(table: Any, where: str) -> dict[str, tuple[str, tuple[tuple[str, Any
 
 
 def _conditions(table: Any, where: str) -> dict[str, dict[str, str]]:
-    from hear2act_env.env import ACCESS
+    from hear2act_env.access import ACCESS, name_with
 
     out = {access: {"access": access, "affect": "", "perceiver": ""} for access in ACCESS}  # built in
     if not isinstance(table, Mapping):
@@ -329,11 +329,13 @@ def _conditions(table: Any, where: str) -> dict[str, dict[str, str]]:
             raise GridError(f"{where}: conditions.{label}.access: unknown access {spec['access']!r}; "
                             f"choose from {list(ACCESS)}")
         affect = spec.get("affect", "")
-        if affect and spec["access"] != "T+affect":
-            raise GridError(f"{where}: conditions.{label}.affect only applies to access 'T+affect'")
+        if affect and ACCESS[spec["access"]].state_tag != "affect":
+            raise GridError(f"{where}: conditions.{label}.affect only applies to access "
+                            f"{name_with(state_tag='affect')!r}")
         perceiver = spec.get("perceiver", "")
-        if perceiver and spec["access"] != "T+S_hat":
-            raise GridError(f"{where}: conditions.{label}.perceiver only applies to access 'T+S_hat'")
+        if perceiver and ACCESS[spec["access"]].state_tag != "inferred":
+            raise GridError(f"{where}: conditions.{label}.perceiver only applies to access "
+                            f"{name_with(state_tag='inferred')!r}")
         out[label] = {"access": spec["access"], "affect": _str(affect, where, f"conditions.{label}.affect"),
                       "perceiver": _str(perceiver, where, f"conditions.{label}.perceiver")}
     return out
@@ -370,7 +372,8 @@ def _list(block: Mapping[str, Any], key: str, where: str, default: list[str] | N
 
 def _block_cells(block: Any, index: int, where: str, agents: dict[str, tuple[str, tuple]], renderers: dict[str, str],
                  conditions: dict[str, dict[str, str]], subsets: dict[str, Any], names: set[str]) -> Iterator[Cell]:
-    from hear2act_env.env import ACCESS, INTERVENTIONS
+    from hear2act_env.access import ACCESS
+    from hear2act_env.env import INTERVENTIONS
 
     if not isinstance(block, Mapping):
         raise GridError(f"{where}: block #{index + 1} must be a table")
@@ -401,7 +404,7 @@ def _block_cells(block: Any, index: int, where: str, agents: dict[str, tuple[str
             raise GridError(f"{w}: field 'interventions': unknown value {iv!r}; choose from {INTERVENTIONS}")
         if iv != "correct":
             for c in conds:
-                if "state" not in ACCESS[conditions[c]["access"]]:
+                if not ACCESS[conditions[c]["access"]].takes_intervention:
                     raise GridError(f"{w}: intervention {iv!r} needs a state-tag access, but condition {c!r} "
                                     f"is {conditions[c]['access']!r}")
     rend = _list(block, "renderers", w, []) or [""]

@@ -30,8 +30,8 @@ import numpy as np
 from hear2act_env import ENV_IDS
 from hear2act_env.cli import positive_int, seed_int
 from hear2act_env.dialogue.engine import STATES, collapsed
-from hear2act_env.dialogue.realizer import ASSENT
 from hear2act_env.progress import progress
+from hear2act_env.protocol import GRAMMAR
 from hear2act_env.speech.renderers.base import RENDERERS
 
 
@@ -51,7 +51,7 @@ class Turn:
 
     @property
     def same_words(self) -> bool:
-        return self.words in ASSENT
+        return self.words in GRAMMAR.pool("ASSENT")
 
 
 def collect_turns(env_id: str = "Hear2Act-Prosody-v1", seed: int = 0, limit: int | None = None) -> list[Turn]:

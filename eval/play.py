@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from hear2act_env import ENV_IDS
+from hear2act_env.access import ACCESS
 from hear2act_env.cli import seed_int
 from hear2act_env.dialogue.actions import format_action
-from hear2act_env.env import ACCESS
 
 SHORTCUTS = {"a": "ask", "c": "clarify", "ok": "confirm", "r": "recommend"}
 # Command-line audio players tried in order for the audio access conditions (first one found is used).

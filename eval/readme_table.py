@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hear2act_env.access import TRANSCRIPT, TRUE_STATE
+
 from .results import read_results
 
 MARKERS = {"demo": ("<!-- demo-table:begin -->", "<!-- demo-table:end -->"),
@@ -59,7 +61,7 @@ def text_rows(results: Mapping[str, Any]) -> list[str]:
     agents = list(dict.fromkeys(c["agent"] for c in cells))
     out = []
     for agent in agents:
-        for cond, note in (("T", ""), ("T+S", " (true tag)")):
+        for cond, note in ((TRANSCRIPT, ""), (TRUE_STATE, " (true tag)")):
             pair = [_success(cells, agent=agent, condition=cond, realization=r) for r in ("prosody", "explicit")]
             if pair[0] is None and pair[1] is None:
                 continue
@@ -136,7 +138,7 @@ def _paper_rows() -> list[str]:
     entries = [e for e in paper_entries() if e["table"] == "5"]
     out = []
     for r in ("prosody", "explicit"):
-        for cond in ("T", "T+S"):
+        for cond in (TRANSCRIPT, TRUE_STATE):  # Table 5's two conditions
             vals = []
             for m, _ in MODEL_METRICS:
                 found = [e for e in entries if (e["realization"], e["condition"], e["metric"]) == (r, cond, m)]

@@ -56,9 +56,9 @@ def trajectory_utterances(traj: dict[str, Any]) -> set[Utterance]:
 
 def speech_rollouts(grid: Any) -> list[Any]:
     """The rollouts of a grid whose access condition hears the user's audio."""
-    from hear2act_env.env import ACCESS, SPEECH_KEYS
+    from hear2act_env.access import ACCESS
 
-    return [r for r in grid.expand() if SPEECH_KEYS & set(ACCESS[r.cell.access])]
+    return [r for r in grid.expand() if ACCESS[r.cell.access].needs_speech]
 
 
 def grid_utterances(grid: Any, cache: str | Path | None = None, batch_size: int = 16) -> dict[str, set[Utterance]]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hear2act_env.access import ACCESS
 from hear2act_env.cli import positive_int
 
 from .grid import GRIDS_DIR, Cell, Grid, GridError, Rollout, parse_grid, parse_shard, shard
@@ -119,7 +120,7 @@ def _env_kwargs(cell: Cell, perceivers: dict[str, Any]) -> dict[str, Any]:
 
             perceivers[spec] = make_perceiver(spec)
         kwargs["perceiver"] = perceivers[spec]
-    elif cell.access in ("T+S_hat", "T+affect"):
+    elif ACCESS[cell.access].state_tag in ("inferred", "affect"):
         # One enrolled perceiver per renderer, shared by every env (the engine keeps one env per episode in
         # flight, and each would otherwise enroll its own: same baseline, many renders). The default affect
         # rule reads the same baseline.

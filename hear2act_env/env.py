@@ -13,12 +13,15 @@ from typing import Any, ClassVar
 import gymnasium as gym
 from gymnasium import spaces
 
+from . import protocol
+from .access import ACCESS, SPEECH_KEYS, Access, get  # noqa: F401 -- SPEECH_KEYS re-exported (the table's home: .access)
 from .audio_space import AudioSpace
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
 from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
 from .dialogue.matching import DEFAULT_MATCHER, Matcher, Target, resolve_matcher
 from .dialogue.realizer import Realizer
-from .scenarios import Scenario, ScenarioError, load_scenarios, validate
+from .privileged import GroundTruth, fork, ground_truth
+from .scenarios import BANK_FILE, Scenario, ScenarioError, load_scenarios, validate
 from .scenarios.validate import N_OPTIONS  # every valid scenario has exactly this many options
 from .state_tags import StateChannel
 from .vector import ObsText
@@ -28,18 +31,8 @@ RESET_OPTIONS = ("scenario_id",)  # the keys reset(options=...) accepts; any oth
 MAX_UTTERANCE = 1000  # characters of an assistant turn kept in the transcript
 MAX_TEXT = 64_000
 MAX_AUDIO_S = 30
-# What each access condition shows, beyond the options.
-ACCESS: dict[str, tuple[str, ...]] = {
-    "T": ("transcript",),
-    "T+S": ("transcript", "state"),
-    "A": ("transcript", "audio"),  # the transcript hides the user's words after the request
-    "A+T": ("transcript", "audio"),
-    "T+S_hat": ("transcript", "inferred_state"),
-    "T+affect": ("transcript", "affect"),
-}
-WORDS_HIDDEN = frozenset({"A"})
-SPOKEN = "(spoken)"  # what replaces a user turn's words under access "A"
-SPEECH_KEYS = frozenset({"audio", "inferred_state", "affect"})
+# What each access condition shows, beyond the options: the table in hear2act_env.access (ACCESS[name].keys).
+SPOKEN = protocol.SPOKEN  # what replaces a user turn's words under an access that hides them
 _NO_SPEECH: dict[str, Any] = {}  # the speech part of a text-only observation (shared: never written to)
 INTERVENTIONS = ("correct", "none", "always_resolved", "always_unresolved", "shuffled")
 _CACHED_ACTION_CHARS = 400  # action strings up to this length are memoised per env ...
@@ -62,14 +55,9 @@ def _scenario_chars(scenarios: Sequence[Scenario]) -> set[str]:
 
 @lru_cache(maxsize=1)
 def _base_charset() -> frozenset[str]:
-    """Printable ASCII, the realizer's phrase pools and the bundled bank's texts."""
-    from .dialogue import realizer
-
-    chars = set(string.printable) | _scenario_chars(load_scenarios())
-    for name in dir(realizer):
-        pool = getattr(realizer, name)
-        if isinstance(pool, tuple) and all(isinstance(p, str) for p in pool):
-            chars.update("".join(pool))
+    """Printable ASCII, the observation grammar's phrases and the bundled bank's texts."""
+    chars = set(string.printable) | _scenario_chars(load_scenarios(BANK_FILE))  # never a user bank
+    chars.update("".join(protocol.GRAMMAR.phrases()))
     return frozenset(chars - {"\x0b", "\x0c"})
 
 
@@ -257,12 +245,15 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     audio_cache=None, perceiver=None, affect=None, matcher="learned")``
 
     - ``access``: ``"T"``, ``"T+S"``, ``"A"``, ``"A+T"``, ``"T+S_hat"`` or
-      ``"T+affect"`` (the last four need the speech extra).
+      ``"T+affect"`` (the last four need the speech extra); what each shows
+      is the table :data:`hear2act_env.access.ACCESS`, the text formats are
+      :mod:`hear2act_env.protocol`.
     - ``state_intervention`` (``"T+S"`` only): ``"correct"``, ``"none"``,
       ``"always_resolved"``, ``"always_unresolved"``, ``"shuffled"`` (each tag
       drawn independently from the shipped distribution of true tags).
-    - ``scenarios``: a JSONL path or a list of ``Scenario``; default the
-      bundled 480.
+    - ``scenarios``: a JSONL path (the bundled bank, or a user bank built by
+      ``hear2act scenarios build --domains DIR --out FILE``) or a list of
+      ``Scenario``; default the bundled 480 (``$HEAR2ACT_SCENARIOS`` if set).
     - ``render_mode``: ``"ansi"`` (returns the transcript) or ``"human"``.
     - ``renderer`` / ``voice``: a registered renderer name (``"hibari"``,
       ``"piper"``) or a :class:`~hear2act_env.speech.renderers.Renderer`.
@@ -336,11 +327,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         affect: Any = None,
         matcher: str | Matcher = DEFAULT_MATCHER,
     ) -> None:
-        if access not in ACCESS:
-            raise ValueError(f"access must be one of {tuple(ACCESS)}, got {access!r}")
+        condition = get(access)  # ValueError naming the choices
         if state_intervention not in INTERVENTIONS:
             raise ValueError(f"state_intervention must be one of {INTERVENTIONS}, got {state_intervention!r}")
-        if state_intervention != "correct" and "state" not in ACCESS[access]:
+        if state_intervention != "correct" and not condition.takes_intervention:
             raise ValueError(f"state_intervention={state_intervention!r} needs an access with a state tag")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
@@ -351,16 +341,16 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         if not isinstance(turn_cost, numbers.Real) or isinstance(turn_cost, bool) \
                 or not math.isfinite(turn_cost) or turn_cost < 0:
             raise ValueError(f"turn_cost must be a finite number >= 0, got {turn_cost!r}")
-        _check_renderer(renderer, voice, speech=bool(SPEECH_KEYS & set(ACCESS[access])))
+        _check_renderer(renderer, voice, speech=condition.needs_speech)
         self._matcher = resolve_matcher(matcher)
         self.scenarios = _scenario_list(scenarios)
         self._by_id = {s.id: i for i, s in enumerate(self.scenarios)}
         self.realization = realization
         self.access = access
-        self.keys = ("options", *ACCESS[access])
+        self.keys = ("options", *condition.keys)
         self._with_state = "state" in self.keys
         self.speech = None
-        if SPEECH_KEYS & set(self.keys):
+        if condition.needs_speech:
             from .speech.channel import SpeechChannel
 
             self.speech = SpeechChannel(renderer, voice, audio_cache, perceiver, affect)
@@ -512,14 +502,14 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         return text.translate(dict.fromkeys(map(ord, bad), "?")) if bad else text
 
     def _visible_lines(self) -> list[str]:
-        """The transcript lines the agent observes (under access "A" user turns after the request are hidden)."""
+        """The transcript lines the agent observes (under a words-hidden access, user turns after the request)."""
         lines = self._lines
-        if self.access in WORDS_HIDDEN:
+        if self.condition.words_hidden:
             lines = [lines[0], *(f"User: {SPOKEN}" if ln.startswith("User: ") else ln for ln in lines[1:])]
         return lines
 
     def _observation(self) -> dict[str, Any]:
-        lines = self._visible_lines() if self.access in WORDS_HIDDEN else self._lines
+        lines = self._visible_lines() if self.condition.words_hidden else self._lines
         obs: dict[str, Any] = {"options": self._options_text, "transcript": "\n".join(lines)[-MAX_TEXT:]}
         if self._with_state:
             obs["state"] = self.state_channel.tag(self._last, self.draws, self.engine.turn)
@@ -566,8 +556,22 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         }
 
     @property
+    def condition(self) -> Access:
+        """This env's row of the access table (:data:`hear2act_env.access.ACCESS`)."""
+        return ACCESS[self.access]
+
+    @property
     def transcript(self) -> str:
         return "\n".join(self._lines)
+
+    # -- privileged (training only; never an observation: see hear2act_env.privileged) --
+    def fork(self) -> Hear2ActEnv:
+        """An independent copy of the live episode that shares the immutable parts (scenarios, spaces, speech)."""
+        return fork(self)
+
+    def ground_truth(self) -> GroundTruth:
+        """The hidden truth now: scenario, gold, current option and its true state, disclosed needs, turn."""
+        return ground_truth(self)
 
     def render(self) -> str | None:
         """What the agent sees of the dialogue (under access "A" the user's words stay hidden)."""

@@ -1,7 +1,8 @@
 """The state-tag channel of access ``T+S`` and its fidelity interventions.
 
 ``correct``: ``CONCERN STATE: <delivery> (resolved|unresolved)`` for the
-current recommendation (paper card P6b). ``none``: no tag (empty string).
+current recommendation (paper card P6b; the format is
+:func:`hear2act_env.protocol.format_tag`). ``none``: no tag (empty string).
 ``always_resolved`` / ``always_unresolved``: a tag of that status with a
 delivery label drawn uniformly from the matching Table 12 labels.
 ``shuffled``: the paper breaks the alignment between tag and turn while
@@ -18,15 +19,11 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from .dialogue.engine import DELIVERY, RESOLVED, Draws, Reaction, collapsed
+from .dialogue.engine import DELIVERY, RESOLVED, Draws, Reaction
+from .protocol import LABEL_STATUS, format_tag
 
 TAG_TABLE = Path(__file__).resolve().parent / "data" / "state-tag-distribution.json"
 UNRESOLVED_LABELS = tuple(label for state, ls in DELIVERY.items() if state != RESOLVED for label in ls)
-LABEL_STATUS = {label: collapsed(state) for state, ls in DELIVERY.items() for label in ls}
-
-
-def format_tag(label: str) -> str:
-    return f"CONCERN STATE: {label} ({LABEL_STATUS[label]})"
 
 
 @lru_cache(maxsize=1)

@@ -18,10 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hear2act_env.dialogue.realizer import ASSENT
+from hear2act_env.protocol import GRAMMAR
 from hear2act_env.speech.probe import FEATURES, auc, folded, measure, pairs, waveform_features
 from hear2act_env.speech.renderers import make_renderer, to_16k
 from hear2act_env.speech.renderers.versions import PINS, STACK, installed
+
+ASSENT = GRAMMAR.pool("ASSENT")
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_AUC = 0.70

@@ -13,15 +13,16 @@ from hypothesis import strategies as st
 
 import hear2act_env
 from agents import make_agent
+from hear2act_env.access import ACCESS
 from hear2act_env.dialogue.actions import parse_action
-from hear2act_env.env import ACCESS, INTERVENTIONS
+from hear2act_env.env import INTERVENTIONS
 
 CONDITIONS = [
     (env_id, access, intervention)
     for env_id in hear2act_env.ENV_IDS
     for access in ACCESS
     for intervention in INTERVENTIONS
-    if intervention == "correct" or "state" in ACCESS[access]
+    if intervention == "correct" or ACCESS[access].takes_intervention
 ]
 
 

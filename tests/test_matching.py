@@ -280,9 +280,19 @@ def test_env_takes_a_matcher():
 HELDOUT = DATA / "heldout_questions.jsonl"
 
 
+# Rows whose question presupposes request text that a later bank revision removed (the question is no longer
+# one an assistant could ask): kept in the file, left out of the floor.
+STALE_ROWS = {
+    # the request no longer says the balance (bank realism: it implied the balance-transfer need)
+    ("credit-card-applications-01", "How quickly are you hoping to pay off the $4,800?"),
+}
+
+
 @pytest.mark.skipif(not HELDOUT.exists(), reason="held-out set not present")
 def test_heldout_floor(bank):
-    acc = accuracy_by_style(read_rows(HELDOUT.name), bank)
+    rows = [r for r in read_rows(HELDOUT.name) if (r["scenario_id"], r["question"]) not in STALE_ROWS]
+    assert len(rows) == len(read_rows(HELDOUT.name)) - len(STALE_ROWS)
+    acc = accuracy_by_style(rows, bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
     # This set became a development set for the question frames and families (routing-2 read its
     # failures); a fresh held-out set is measured by the coordinator. Measured now: need 0.948 (direct

@@ -13,8 +13,14 @@ from hear2act_env import load_scenarios
 from hear2act_env.dialogue.actions import format_action
 from hear2act_env.dialogue.engine import DELIVERY, assess
 from hear2act_env.dialogue.matching import normalize
-from hear2act_env.dialogue.realizer import ASSENT, DIRECT, HINT, IRRELEVANT, RESTATE
+from hear2act_env.protocol import GRAMMAR
 from hear2act_env.scenarios.quality import compares_options
+
+ASSENT = GRAMMAR.pool("ASSENT")
+DIRECT = GRAMMAR.pool("DIRECT")
+HINT = GRAMMAR.pool("HINT")
+IRRELEVANT = GRAMMAR.pool("IRRELEVANT")
+RESTATE = GRAMMAR.pool("RESTATE")
 
 BANK = load_scenarios()
 GENERAL = format_action("ask", "Is there anything else I should know?")

@@ -14,7 +14,7 @@ import pytest
 
 from hear2act_env import load_scenarios
 from hear2act_env.dialogue.engine import DELIVERY, LABELS, collapsed
-from hear2act_env.dialogue.realizer import ASSENT
+from hear2act_env.protocol import GRAMMAR
 from hear2act_env.speech.affect import AFFECT_LABELS, RuleAffect
 from hear2act_env.speech.cache import AudioCache, decode, encode
 from hear2act_env.speech.delivery import CUES, TABLE, draw_targets, mean_targets
@@ -24,6 +24,8 @@ from hear2act_env.speech.perceiver import DELIVERY_ONLY, FEATURES, MASK, WEIGHTS
 from hear2act_env.speech.renderers import make_renderer, to_16k
 from hear2act_env.speech.train_perceiver import TRAIN_ASSENT, TRAIN_REJECT
 from hear2act_env.speech.verify import ABS_FLOOR, check_claim, verify, within
+
+ASSENT = GRAMMAR.pool("ASSENT")
 
 SR = 16_000
 

@@ -87,7 +87,9 @@ MUTATIONS = {
     ),
     "template artefact": (lambda d: d.update(request="I want the {cheapest} one"), "bracket or brace"),
     "placeholder word": (lambda d: d["needs"][1].update(statement="TODO"), "placeholder"),
-    "unknown domain": (lambda d: d.update(domain="space tourism"), "not a Table 6 domain"),
+    # A domain outside Table 6 is a user domain (docs/new-domain.md): its ids carry its own slug.
+    "user domain's ids": (lambda d: d.update(domain="space tourism"), "must start with the domain slug 'space-tou"),
+    "Table 6 family": (lambda d: d.update(family="Home & Property"), "belongs to 'Travel & Events'"),
     "id format": (lambda d: d.update(id="Budget Airline 1"), "domain-slug"),
 }
 
@@ -378,3 +380,45 @@ def test_no_bundled_request_states_a_need():
     for s in load_scenarios():
         for n in s.needs:
             assert phrases_in(s.request, need_phrases(n, s.attribute(n.attribute))) == [], s.id
+
+
+# -- the request never gives a hidden need's premise -------------------------------------
+
+
+def _bundled(sid: str) -> dict:
+    return next(s for s in load_scenarios() if s.id == sid).to_dict()
+
+
+def test_request_that_gives_a_needs_premise_is_rejected():
+    # The bank's own wording before the realism pass: "with our toddler" is the reason
+    # behind L2 (a kitchen for the toddler's meals) and L3 (step-free access).
+    d = _bundled("vacation-rental-properties-01")
+    assert _errors(d) == []
+    d["request"] = ("We're planning a week at the beach this summer with our toddler. "
+                    "What's the cheapest rental under $250 a night?")
+    errors = _errors(d)
+    for level, attr in ((2, "kitchen"), (3, "access")):
+        assert any(f"request: gives the premise of hidden need L{level} ({attr}): shares ['toddler']" in e
+                   for e in errors), errors
+
+
+def test_premise_rule_catches_a_renewal_deadline():
+    d = _bundled("pet-insurance-policies-09")
+    d["request"] = ("My insurer just hiked my golden retriever's premium and renewal is in three days. "
+                    "Find me the best-rated plan under $95 a month.")
+    errors = [e for e in _errors(d) if "premise" in e]
+    assert any("L2 (waiting)" in e and "renewal" in e for e in errors), errors
+
+
+def test_topic_and_everyday_words_are_not_premises():
+    # "rental", "beach" are this domain's topic; "week", "summer", numbers are everyday words.
+    d = _bundled("vacation-rental-properties-01")
+    need_text = " ".join(f"{n['statement']} {n.get('hint', '')}" for n in d["needs"])
+    assert "rental" in need_text.lower() or "week" in need_text.lower()
+    d["request"] = "This summer we want a rental for a week. What's the cheapest one under $250 a night?"
+    assert [e for e in _errors(d) if "premise" in e] == []
+
+
+def test_no_bundled_request_gives_a_premise():
+    bad = [str(e) for s in load_scenarios() for e in problems(s) if "premise" in str(e)]
+    assert bad == []

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hear2act_env
-from hear2act_env.env import ACCESS
+from hear2act_env.access import ACCESS
 from hear2act_env.vector import reset_scenarios
 
 IDS = ["budget-airline-tickets-01", "cable-tv-packages-03", "wine-club-memberships-10"]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import PolicyInput, PolicyOutput
+from agents.rule import GENERAL_QUESTION
 from hear2act_env.dialogue.actions import INVALID, format_action, parse_action
 
 PROCESS_TERMS = ("format", "consistency", "keywords", "overthinking", "evidence")
@@ -98,7 +99,7 @@ class StallingAgent:
 
     def act(self, observation: dict[str, str]) -> str:
         if "unresolved" in observation.get("state", "").lower():
-            return format_action("ask", "Is there anything about this option that doesn't work for you?")
+            return format_action("ask", GENERAL_QUESTION)
         return format_action("confirm", "Great, let's go with that.")
 
 
@@ -111,7 +112,7 @@ class AlwaysAskAgent:
         pass
 
     def act(self, observation: dict[str, str]) -> str:
-        return format_action("ask", "Is there anything about this option that doesn't work for you?")
+        return format_action("ask", GENERAL_QUESTION)
 
 
 def make_reference(name: str, scenarios: Sequence[Any] | None = None) -> Any:

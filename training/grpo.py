@@ -33,15 +33,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .rewards import REWARD_WEIGHTS, REWARDS
+from hear2act_env.access import NAMES, names
+
+from .rewards import DEFAULT_REWARDS, REWARD_WEIGHTS, REWARDS
 from .splits import SplitSpec
 
 MODES = ("episode", "state", "tools")
 DEFAULT_PROCESS_WEIGHTS = "format=0.1,consistency=0.1,keywords=0.05,overthinking=0.05,evidence=0.05"
 
 _INSTALL = 'pip install "hear2act[train]"'
-ACCESS = ("A+T", "A", "T", "T+S", "T+S_hat")
-AUDIO_ACCESS = frozenset({"A", "A+T"})
+ACCESS = NAMES  # every condition of hear2act_env.access (T+affect too: its prompt is text)
+AUDIO_ACCESS = frozenset(names(lambda a: a.audio_in_prompt))  # these need an audio LLM (Qwen2.5-Omni)
+TEXT_ACCESS = names(lambda a: a.text_only)  # --tools: TRL's tool loop carries no speech
+EPISODE_ACCESS = names(lambda a: not a.audio_in_prompt)  # --mode episode: text prompts (audio episodes: not built)
 # CESAR's hyperparameters (seed paper 001, B.4), applied unless a flag says otherwise.
 CESAR_DEFAULTS: dict[str, Any] = {"learning_rate": 1e-5, "num_generations": 8, "max_completion_length": 256,
                                   "per_device_train_batch_size": 8, "beta": 0.0, "logging_steps": 1,
@@ -66,7 +70,7 @@ class Hear2ActArgs:
     states_per_episode: int = field(default=6, metadata={"help": "at most this many decision points per episode"})
     states_seed: int = field(default=0, metadata={"help": "first episode seed of the state collection"})
     assistant: str = field(default="spoken", metadata={"help": "spoken or text (text adds CLARIFY)"})
-    rewards: str = field(default=",".join(REWARDS), metadata={"help": "comma list of reward terms"})
+    rewards: str = field(default=",".join(DEFAULT_REWARDS), metadata={"help": "comma list of reward terms"})
     weights: str = field(default="", metadata={"help": "term=weight overrides, e.g. 'accuracy=5,evidence=2' "
                                                          "(--reward_weights sets the raw list instead)"})
     outcome_weight: float = field(default=0.0, metadata={"help": "accuracy: share of the continued outcome (0-1)"})
@@ -78,7 +82,7 @@ class Hear2ActArgs:
     lora_alpha: int = field(default=32)
     lora_target_modules: str = field(default="all-linear", metadata={"help": "'all-linear' or a comma list"})
     mode: str = field(default="episode", metadata={"help": "episode (default: whole on-policy episodes in the env, "
-                                                           "episode reward; text LMs, access T/T+S/T+S_hat), state "
+                                                           "episode reward; text LMs, text-prompt access), state "
                                                            "(CESAR's one-step states; its optimum need not solve the "
                                                            "task) or tools (TRL environment_factory)"})
     success_weight: float = field(default=1.0, metadata={"help": "episode reward: weight of success"})
@@ -184,8 +188,9 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     if args.mode == "state":
         print("training.grpo --mode state: CESAR's per-state reward; its optimum need not solve the task (a policy "
               "that never recommends maximises it). --mode episode trains on whole episodes.", file=sys.stderr)
-    if args.tools and args.access not in ("T", "T+S"):
-        raise ValueError(f"--tools plays text access T or T+S (TRL's tool loop carries no audio), got {args.access}")
+    if args.tools and args.access not in TEXT_ACCESS:
+        raise ValueError(f"--tools plays text access {' or '.join(TEXT_ACCESS)} (TRL's tool loop carries no audio), "
+                         f"got {args.access}")
     if config.use_vllm and args.access in AUDIO_ACCESS:
         raise ValueError(f"--use_vllm: TRL's vLLM path carries images only, not audio; access {args.access} "
                          "generates with transformers (drop --use_vllm or train a text access)")
@@ -208,9 +213,9 @@ def _episode_config(args: Hear2ActArgs, config: Any) -> Any:
     from .episode_rollout import reward_funcs
     from .episodes import EpisodeReward
 
-    if args.access not in ("T", "T+S", "T+S_hat"):
-        raise ValueError(f"--mode episode plays text access T, T+S or T+S_hat (audio episodes are not built yet), "
-                         f"got {args.access}; use --mode state for audio access")
+    if args.access not in EPISODE_ACCESS:
+        raise ValueError(f"--mode episode plays text-prompt access {', '.join(EPISODE_ACCESS)} (audio episodes are "
+                         f"not built yet), got {args.access}; use --mode state for audio access")
     if config.use_vllm:
         raise ValueError("--mode episode generates each turn with transformers inside the rollout; drop --use_vllm")
     EpisodeReward.from_args(args)  # validates the weights (process range below half the success weight)
@@ -368,8 +373,8 @@ def _episode_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
     from .episodes import EpisodeReward
 
     if _model_type(args.model) in OMNI_TYPES:
-        raise ValueError("--mode episode trains text LMs (access T/T+S/T+S_hat); audio episodes for Omni are not "
-                         "built yet: use --mode state")
+        raise ValueError(f"--mode episode trains text LMs (access {'/'.join(EPISODE_ACCESS)}); audio episodes for "
+                         "Omni are not built yet: use --mode state")
     model, tokenizer = _load_text_lm(args)
     reward = EpisodeReward.from_args(args)
     rollout = make_rollout_func(access=args.access, reward=reward, realization=args.realization,

@@ -9,9 +9,10 @@ the episode's end by a fixed policy for outcome credit
 
 Copying must be cheap because every completion of every group needs one:
 
-* :func:`fork_env` deep-copies a live env but shares everything immutable
-  (scenario bank, spaces, charset, speech channel and its caches), so a fork
-  costs the size of one episode's state, not of the 480 scenarios;
+* :func:`fork_env` is the env's public :meth:`~hear2act_env.env.Hear2ActEnv.fork`:
+  a deep copy of the live episode that shares everything immutable (scenario
+  bank, spaces, charset, speech channel and its caches), so a fork costs the
+  size of one episode's state, not of the 480 scenarios;
 * :func:`replay` rebuilds a state from its key alone: the user engine draws
   every choice from keyed hashes of ``(seed, key)`` (``Draws``), so resetting
   with the same seed and re-stepping the same actions reproduces the dialogue
@@ -24,7 +25,6 @@ observation differs.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env.access import TRUE_STATE
 from hear2act_env.dialogue.actions import INVALID, parse_action
 from hear2act_env.dialogue.engine import RESOLVED, assess
 from hear2act_env.env import Hear2ActEnv
@@ -42,12 +43,7 @@ from .splits import DEFAULT_SPLIT, SplitSpec, bundled_split, train_ids
 # premature closer (transcript-rule under Prosody), a careful rule agent, and the privileged oracle.
 BEHAVIOURS = ("transcript-rule", "state-rule", "oracle", "random")
 CONTINUATION = "state-rule"
-SCORING_ACCESS = "T+S"
-
-# The immutable parts of an env that a fork shares with its parent.
-# (_action_cache is a memo of pure parses: sharing it between forks is safe and saves a deep copy.)
-_SHARED_ATTRS = ("scenarios", "_by_id", "_tables", "_lines_head", "_action_cache", "observation_space",
-                 "action_space", "_charset", "speech", "state_channel", "spec")
+SCORING_ACCESS = TRUE_STATE  # the true-tag view: the continuation policy reads the tag
 
 
 @dataclass(frozen=True)
@@ -75,18 +71,8 @@ def _scoring_env(realization: str) -> Hear2ActEnv:
 
 
 def fork_env(env: Hear2ActEnv) -> Hear2ActEnv:
-    """An independent copy of a live env; stepping it leaves ``env`` untouched."""
-    if env.scenario is None:
-        raise RuntimeError("fork_env: the env has not been reset")
-    memo: dict[int, Any] = {}
-    for name in _SHARED_ATTRS:
-        value = env.__dict__.get(name)
-        if value is not None:
-            memo[id(value)] = value
-    memo[id(env.scenario)] = env.scenario
-    for s in env.scenarios:
-        memo[id(s)] = s
-    return copy.deepcopy(env, memo)
+    """An independent copy of a live env (:meth:`Hear2ActEnv.fork`); stepping it leaves ``env`` untouched."""
+    return env.fork()
 
 
 def replay(state: DialogueState, env: Hear2ActEnv | None = None) -> tuple[Hear2ActEnv, dict[str, Any]]:
@@ -121,22 +107,23 @@ def action_value(env: Hear2ActEnv, action: str) -> float:
       requirement or a need already disclosed, or repeats the current one;
       0.5 for any other option (fits everything known so far).
     """
-    s = env.scenario
-    if s is None:
+    if env.scenario is None:
         raise RuntimeError("action_value: the env has not been reset")
+    truth = env.ground_truth()
+    s = truth.scenario
     parsed = parse_action(action, len(s.options))
     if parsed.kind == INVALID:
         return 0.0
-    current = env.engine.current
+    current = truth.current
     if parsed.kind == "confirm":
-        return 1.0 if current == s.gold else 0.0
+        return 1.0 if current == truth.gold else 0.0
     if parsed.kind in ("ask", "clarify"):
-        return 1.0 if assess(s, current).state != RESOLVED else 0.5
+        return 1.0 if truth.current_state != RESOLVED else 0.5
     number = parsed.option
-    if number == s.gold:
+    if number == truth.gold:
         return 1.0
     a = assess(s, number)
-    known_bad = a.issue == "requirement" or (a.level is not None and a.level in env.engine.disclosed)
+    known_bad = a.issue == "requirement" or (a.level is not None and a.level in truth.disclosed)
     return 0.0 if known_bad or number == current else 0.5
 
 

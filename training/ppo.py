@@ -28,9 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env.access import NAMES, TRUE_STATE, get, names
+
 from .splits import split_scenarios
 
-AUDIO = frozenset({"A", "A+T", "T+S_hat", "T+affect"})
+# The access conditions whose env renders speech (a renderer argument, pooled episodes). Not the audio-in-prompt
+# set of agents.prompts.AUDIO_ACCESS: PPO reads the speech through the env's channels, never as a prompt.
+SPEECH_ACCESS = names(lambda a: a.needs_speech)
 TRAIN_INSTALL = 'pip install "hear2act[train]"'
 
 
@@ -41,7 +45,7 @@ def _arg(default: Any, help: str) -> Any:
 @dataclass
 class Args:
     env_id: str = _arg("Hear2Act-Prosody-v1", "Hear2Act-Prosody-v1 or Hear2Act-Explicit-v1")
-    access: str = _arg("T+S", "access condition: T, T+S, T+S_hat, A+T, A or T+affect")
+    access: str = _arg(TRUE_STATE, f"access condition: {', '.join(NAMES)}")
     action_set: str = _arg("macro", "discrete action set: macro (4 actions) or full (22)")
     total_timesteps: int = _arg(20_000, "environment steps of training (all envs together)")
     seed: int = _arg(0, "run seed: PPO initialisation, sampling and the training envs' episode draws")
@@ -86,9 +90,9 @@ def parse_args(cls: type = Args, argv: list[str] | None = None) -> Any:
 
 def _env_kwargs(args: Args) -> dict[str, Any]:
     kw: dict[str, Any] = {"turn_cost": args.turn_cost}
-    if args.access in AUDIO:
+    if args.access in SPEECH_ACCESS:
         kw["renderer"] = args.renderer
-    if args.access == "T+S_hat":
+    if get(args.access).state_tag == "inferred":
         from .acoustic import MemoPerceiver
 
         kw["perceiver"] = MemoPerceiver(args.renderer)
@@ -202,7 +206,7 @@ def train(args: Args) -> dict[str, Any]:
     if args.max_scenarios:
         bank = bank[: args.max_scenarios]
     split = split_scenarios(bank, args.test_domains, args.test_per_domain, args.split_seed)
-    pool = args.episode_pool if args.episode_pool >= 0 else (2 if args.access in AUDIO else 0)
+    pool = args.episode_pool if args.episode_pool >= 0 else (2 if args.access in SPEECH_ACCESS else 0)
     kwargs = _env_kwargs(args)
 
     def factory() -> Any:

@@ -2,8 +2,8 @@
 
 The discrete wrappers need "the options that fit what has been disclosed"
 without looking at anything an agent cannot see. This module reads only the
-``options`` and ``transcript`` text (and the realizer's public phrase pools,
-the language every user speaks) -- never a scenario's hidden fields and never
+``options`` and ``transcript`` text (through the public observation grammar,
+:mod:`hear2act_env.protocol`: the language every user speaks) -- never a scenario's hidden fields and never
 ``info``. It is the reader a careful person of the transcript would be,
 reduced to rules:
 
@@ -41,12 +41,16 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from hear2act_env.dialogue import realizer as rz
 from hear2act_env.dialogue.actions import parse_action
+from hear2act_env.protocol import TURN_FORMS, parse_turn
 
 # Category of a user turn (what the words say), in a fixed order: the observation's one-hot.
 CATEGORIES = ("request", "assent", "qualified", "direct", "reject", "answer", "restate", "irrelevant", "covers",
               "safe", "hint", "refuse", "accept", "rephrase", "priority")
+# Every category the grammar reads a turn as has a slot in the one-hot (checked at import, not mid-training).
+_UNKNOWN = {category for category, _, _ in TURN_FORMS} - set(CATEGORIES)
+if _UNKNOWN:
+    raise ImportError(f"training.reader: grammar turn categories {sorted(_UNKNOWN)} have no slot in CATEGORIES")
 # Words that count against the current option whatever the assistant did (a general question's answer too).
 _AGAINST = frozenset({"reject", "qualified", "direct", "safe", "refuse"})
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
@@ -100,39 +104,13 @@ def _units(text: str) -> tuple[bool, bool]:
     return text[max(0, m.start() - 1):m.start()] == "$", text[m.end():m.end() + 1] == "%"
 
 
-# (category, realizer pool names) for user turns made of a stock opener and a statement, tried in order.
-# Pools are looked up by name so a realizer that drops or adds one keeps this reader working.
-_OPENERS = (("safe", ("SAFE",)), ("hint", ("HINT",)), ("refuse", ("REFUSE",)), ("reject", ("REJECT",)),
-            ("direct", ("DIRECT",)), ("restate", ("RESTATE",)), ("answer", ("ANSWER",)))
-_WHOLE = (("assent", "ASSENT"), ("irrelevant", "IRRELEVANT"), ("covers", "COVERS"), ("accept", "ACCEPT"),
-          ("rephrase", "REPHRASE"))
-
-
-def _pool(name: str) -> tuple[str, ...]:
-    return tuple(p for p in getattr(rz, name, ()) if isinstance(p, str))
-
-
-@lru_cache(maxsize=65_536)
 def split_opener(words: str) -> tuple[str, str]:
-    """(category, statement) of one user turn, from the realizer's public phrase pools."""
-    words = words.strip()
-    for category, name in _WHOLE:
-        if words in _pool(name):
-            return category, ""
-    if words.startswith("The main thing for me is"):
-        return "priority", ""
-    for assent in _pool("ASSENT"):
-        if words.startswith(assent + " "):
-            rest = words[len(assent) + 1:]
-            for opener in (*_pool("STRONG"), *_pool("MILD")):
-                if rest.startswith(opener):
-                    return "qualified", rest[len(opener):].strip()
-    for category, names in _OPENERS:
-        for name in names:
-            for opener in _pool(name):
-                if opener and words.startswith(opener + " "):
-                    return category, words[len(opener) + 1:].strip()
-    return "answer", words  # a bare statement (the empty answer opener)
+    """(category, statement) of one user turn, read by the grammar (:func:`hear2act_env.protocol.parse_turn`).
+
+    The grammar is the one the realizer writes with, looked up at each call, so a phrase changed there is read
+    here; a form naming a pool the grammar lacks is an error when the grammar is built, never an empty reading.
+    """
+    return parse_turn(words)
 
 
 @dataclass(frozen=True)

@@ -27,15 +27,31 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import EntryPoint
 from typing import Any
 
 from agents.llm.reasoning import split_reasoning
+from hear2act_env.access import names
 from hear2act_env.dialogue.actions import INVALID, parse_action
+from hear2act_env.plugins import PluginError, PluginRegistry, describe, load_entry_point
+from hear2act_env.protocol import PERCEPTION_FIGURES
 
 N_OPTIONS = 11
 MAX_COMPLETION = 256  # CESAR's normaliser of the overthinking penalty
-REWARD_WEIGHTS = {"accuracy": 5.0, "format": 1.0, "consistency": 1.0, "keywords": 1.0, "overthinking": 1.0,
-                  "evidence": 1.0}
+
+
+class _Weights(dict):
+    """The terms' default weights; a plugin term ("hear2act.rewards" entry point) weighs its ``weight``
+    attribute, else 1."""
+
+    def __missing__(self, name: str) -> float:
+        if name in REWARDS:
+            return float(getattr(REWARDS[name], "weight", 1.0))
+        raise KeyError(name)
+
+
+REWARD_WEIGHTS: dict[str, float] = _Weights(accuracy=5.0, format=1.0, consistency=1.0, keywords=1.0,
+                                            overthinking=1.0, evidence=1.0)
 
 
 def completion_text(completion: Any) -> str:
@@ -238,7 +254,8 @@ _STATE_WORDS = re.compile(r"\b(hesita\w*|lukewarm|enthusias\w*|concern\w*|frustr
 # penalises them as fabricated claims, so the two terms never pull opposite ways.
 _ACOUSTIC_WORDS = re.compile(r"\b(tone|pitch|voice|deliver\w*|prosod\w*|sounded|sounding|flat|warm|pause\w*|slow\w*|"
                              r"energy|intonation|quiet\w*|loud\w*|soft\w*|monoton\w*)\b", re.IGNORECASE)
-AUDIO_ACCESS = frozenset({"A", "A+T", "T+S_hat"})
+# The conditions whose agent meets acoustic evidence (the audio, or a perceiver's measurements): hear2act_env.access.
+AUDIO_ACCESS = frozenset(names(lambda a: a.acoustic_evidence))
 _NEEDS = re.compile(r"\b(need\w*|requirement\w*|prefer\w*|constraint\w*|must|budget|price|priority|"
                     r"option\s*\d+)\b", re.IGNORECASE)
 _LOGIC = re.compile(r"\b(because|since|so|therefore|thus|however|but|although|which means|if)\b", re.IGNORECASE)
@@ -371,17 +388,24 @@ QUALITATIVE: tuple[tuple[str, str, str, float], ...] = (
     (r"high(?:er)? pitch", "f0_rel", ">=", 1.0),
 )
 _QUALITATIVE = tuple((re.compile(p, re.IGNORECASE), f, op, v) for p, f, op, v in QUALITATIVE)
-# Cited values: feature names as the verifier writes them, or the perceiver sentence's wording.
-_ALIASES = {"pitch range": "f0_range", "final pitch movement": "f0_final", "mean pitch": "f0_mean",
-            "pitch slope": "f0_slope", "speech rate": "speech_rate", "syllables/s": "speech_rate",
-            "s before speaking": "lead_pause"}
+# Cited values: feature names as the verifier writes them, or the perceiver sentence's wording (the figures of
+# hear2act_env.protocol.PERCEPTION_FIGURES: named before their number, or, like "4.2 syllables/s", after it). Only
+# figures in st are cited this way (the loudness figure, dB over the turn, is not a verifier feature).
+_SENTENCE_BEFORE = {phrase: feature for feature, phrase, unit, after in PERCEPTION_FIGURES
+                    if not after and unit == "st"}
+_SENTENCE_AFTER = {phrase: feature for feature, phrase, _, after in PERCEPTION_FIGURES if after}
+_ALIASES = {**_SENTENCE_BEFORE, "mean pitch": "f0_mean", "pitch slope": "f0_slope", "speech rate": "speech_rate",
+            **_SENTENCE_AFTER, "s before speaking": "lead_pause"}
 _NUM = r"([+-]?\d+(?:\.\d+)?)"
 _CITED = re.compile(r"\b(f0_mean|f0_range|f0_slope|f0_final|rms|speech_rate|lead_pause|pause_total|tilt|"
-                    r"pitch range|final pitch movement|mean pitch|pitch slope|speech rate)\s*(?:[=:]|of|is|was)?\s*"
-                    + _NUM + r"\s*(Hz|st/s|st|dB|syll/s|syllables/s|s)\b"
+                    + "".join(re.escape(p) + "|" for p in _SENTENCE_BEFORE)
+                    + r"mean pitch|pitch slope|speech rate)\s*(?:[=:]|of|is|was)?\s*"
+                    + _NUM + r"\s*(Hz|st/s|st|dB|syll/s|"
+                    + "".join(re.escape(p) + "|" for p in _SENTENCE_AFTER) + r"s)\b"
                     r"(?:\s*(?:@|at|over|from|in)\s*" + _NUM + r"\s*(?:-|to)\s*" + _NUM + r"\s*s\b)?",
                     re.IGNORECASE)
-_CITED_AFTER = re.compile(_NUM + r"\s*(syllables/s|s before speaking)", re.IGNORECASE)
+_CITED_AFTER = re.compile(_NUM + r"\s*(" + "".join(re.escape(p) + "|" for p in _SENTENCE_AFTER)
+                          + r"s before speaking)", re.IGNORECASE)
 REL_MARGIN = 0.15  # the 15 % tolerance of the deterministic checks (seed paper 002)
 
 
@@ -583,17 +607,29 @@ def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = 
 
 
 RewardFunc = Callable[..., list[float]]
-REWARDS: dict[str, RewardFunc] = {
+
+
+def _plugin_reward(ep: EntryPoint) -> RewardFunc:
+    func = load_entry_point(ep, "reward")
+    if not callable(func):
+        raise PluginError(f"reward plugin {ep.name!r}: entry point {describe(ep)} gave {func!r}, "
+                          "not a function (completions, **columns) -> list[float]")
+    return func
+
+
+# name -> term; plus the "hear2act.rewards" entry points (hear2act_env.plugins), loaded when named.
+REWARDS: PluginRegistry[RewardFunc] = PluginRegistry("reward", {
     "accuracy": accuracy_reward,
     "format": format_reward,
     "consistency": consistency_reward,
     "keywords": keywords_reward,
     "overthinking": overthinking_reward,
     "evidence": evidence_reward,
-}
+}, _plugin_reward)
+DEFAULT_REWARDS = ("accuracy", "format", "consistency", "keywords", "overthinking", "evidence")  # plugins: opt in
 
 
-def make_reward_funcs(names: Sequence[str] = tuple(REWARDS), **options: dict[str, Any]) -> list[RewardFunc]:
+def make_reward_funcs(names: Sequence[str] = DEFAULT_REWARDS, **options: dict[str, Any]) -> list[RewardFunc]:
     """The named reward functions, each with its options bound and ``__name__`` = its term name.
 
     TRL logs a reward under its function's ``__name__``, so each term appears
@@ -622,6 +658,7 @@ def make_reward_funcs(names: Sequence[str] = tuple(REWARDS), **options: dict[str
 __all__ = [
     "BASE_RATES",
     "CITED_BASE_RATE",
+    "DEFAULT_REWARDS",
     "MAX_COMPLETION",
     "QUALITATIVE",
     "REWARDS",

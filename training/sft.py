@@ -22,7 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hear2act_env.access import names
+
 from .splits import SplitSpec
+
+TEXT_ACCESS = names(lambda a: a.text_only)  # conditions whose prompts are text alone
 
 _INSTALL = 'pip install "hear2act[train]"'
 SFT_DEFAULTS: dict[str, Any] = {"learning_rate": 2e-4, "num_train_epochs": 1, "per_device_train_batch_size": 8,
@@ -35,7 +39,8 @@ class SFTArgs:
     """The Hear2Act side of the SFT run (the rest are SFTConfig's)."""
 
     model: str = field(default="", metadata={"help": "checkpoint directory of a causal LM with a chat template"})
-    access: str = field(default="T+S", metadata={"help": "text access the prompts are built for: T, T+S"})
+    access: str = field(default="T+S", metadata={
+        "help": f"text access the prompts are built for: {', '.join(TEXT_ACCESS)}"})
     teachers: str = field(default="state-rule", metadata={"help": "comma list of built-in agents to imitate"})
     reasoning: bool = field(default=False, metadata={"help": "teach <think>R</think><answer>A</answer> "
                                                              "(R: training.episodes.explain)"})
@@ -83,8 +88,8 @@ def parse(argv: list[str] | None = None) -> tuple[SFTArgs, Any]:
     args, config = parser.parse_args_into_dataclasses(args=list(sys.argv[1:] if argv is None else argv))
     if not args.model:
         raise ValueError("--model is required (a checkpoint directory)")
-    if args.access not in ("T", "T+S"):
-        raise ValueError(f"--access must be T or T+S (text prompts), got {args.access!r}")
+    if args.access not in TEXT_ACCESS:
+        raise ValueError(f"--access must be one of {TEXT_ACCESS} (text prompts), got {args.access!r}")
     return args, config
 
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hear2act_env.access import names
 from hear2act_env.dialogue.actions import format_action
 
 from .grpo_data import DialogueState, make_env, replay
 
-TEXT_ACCESS = ("T", "T+S")
+TEXT_ACCESS = names(lambda a: a.text_only)  # TRL's tool loop carries text only: the conditions without speech
 SYSTEM = (
     "You are a service assistant helping a user choose one of the numbered options. The user has needs they "
     "have not stated yet. Use the tools: ask (a question), clarify (ask the user to say more), recommend (an "

@@ -45,23 +45,22 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from agents.rule import Catalog
+from agents.rule import GENERAL_QUESTION, Catalog
+from hear2act_env.access import CONDITIONS, Access
 from hear2act_env.dialogue.actions import format_action
-from hear2act_env.dialogue.engine import LABELS
+from hear2act_env.protocol import AFFECT_LABELS, DESCRIPTORS, LABELS, parse_tag, read_descriptor, read_status
 
 from .reader import CATEGORIES, Reading, read
 
 N_OPTIONS = 11
 N_COLUMNS = 8
 ACTIONS = ("recommend", "ask", "clarify", "confirm", "invalid")
-GENERAL_QUESTION = "Is there anything about this option that doesn't work for you?"
 CLARIFY_TEXT = "Could you tell me more about what you need?"
 MACRO = ("ask", "clarify", "recommend", "confirm")
 PER_OPTION = 5
 BASE_SIZE = 1 + len(ACTIONS) + len(CATEGORIES) + 2 + PER_OPTION * N_OPTIONS + 4
-_STATUS = re.compile(r"\b(resolved|unresolved)\b")
-_DESCRIPTORS = ("bright and settled", "flat and half-hearted", "uneasy", "firmly negative")
-_AFFECTS = ("happy", "sad", "angry", "neutral")
+_STATES = tuple(DESCRIPTORS)  # the graded states a perceiver sentence words (hear2act_env.protocol)
+_STATUSES = ("resolved", "unresolved")
 
 
 def _one_hot(index: int | None, n: int) -> list[float]:
@@ -71,37 +70,49 @@ def _one_hot(index: int | None, n: int) -> list[float]:
     return out
 
 
-def _status(text: str) -> list[float]:
-    m = _STATUS.search(text or "")
-    return _one_hot(None if m is None else ("resolved", "unresolved").index(m.group(1)), 2)
+def _status(status: str | None) -> list[float]:
+    return _one_hot(None if status is None else _STATUSES.index(status), 2)
 
 
-def _tag(obs: dict[str, Any]) -> list[float]:
-    text = obs.get("state", "")
-    label = next((i for i, lab in enumerate(LABELS) if f": {lab} (" in text), None)
-    return _status(text) + _one_hot(label, len(LABELS))
+def _tag(text: str) -> list[float]:
+    """The true tag (hear2act_env.protocol.parse_tag): status and delivery label; zeros for no tag."""
+    tag = parse_tag(text)
+    return _status(None if tag is None else tag[1]) + _one_hot(None if tag is None else LABELS.index(tag[0]),
+                                                              len(LABELS))
 
 
-def _inferred(obs: dict[str, Any]) -> list[float]:
-    text = obs.get("inferred_state", "")
-    graded = next((i for i, d in enumerate(_DESCRIPTORS) if d in text), None)
-    return _status(text) + _one_hot(graded, len(_DESCRIPTORS))
+def _inferred(text: str) -> list[float]:
+    """A perceiver's sentence: its status and graded wording (read leniently: an LLM perceiver words its own)."""
+    graded = read_descriptor(text)
+    return _status(read_status(text)) + _one_hot(None if graded is None else _STATES.index(graded), len(_STATES))
 
 
-def _affect(obs: dict[str, Any]) -> list[float]:
-    label = obs.get("affect", "")
-    return _one_hot(_AFFECTS.index(label) if label in _AFFECTS else None, len(_AFFECTS))
+def _affect(label: str) -> list[float]:
+    return _one_hot(AFFECT_LABELS.index(label) if label in AFFECT_LABELS else None, len(AFFECT_LABELS))
 
 
-# Access condition -> (size, reader of the channel). The audio channel needs the acoustic reader (a stateful memo).
-CHANNELS: dict[str, tuple[int, Callable[[dict[str, Any]], list[float]] | None]] = {
-    "T": (0, lambda obs: []),
-    "T+S": (2 + len(LABELS), _tag),
-    "T+S_hat": (2 + len(_DESCRIPTORS), _inferred),
-    "T+affect": (len(_AFFECTS), _affect),
-    "A": (9, None),
-    "A+T": (9, None),
+# State-tag source -> (size, reader of the channel's text), from the access table's ``state_tag``.
+_TAG_READERS: dict[str, tuple[int, Callable[[str], list[float]]]] = {
+    "none": (0, lambda text: []),
+    "true": (2 + len(LABELS), _tag),
+    "inferred": (2 + len(_STATES), _inferred),
+    "affect": (len(AFFECT_LABELS), _affect),
 }
+N_ACOUSTIC = 9  # training.acoustic's features of the current user turn
+
+
+def _channel(access: Access) -> tuple[int, Callable[[dict[str, Any]], list[float]] | None]:
+    """(size, reader) of one condition's channel; ``None``: the audio, read by the acoustic reader (a stateful memo)."""
+    if "audio" in access.keys:
+        return N_ACOUSTIC, None
+    size, reader = _TAG_READERS[access.state_tag]
+    key = access.channel
+    return size, (lambda obs: []) if key is None else (lambda obs: reader(obs.get(key, "") or ""))
+
+
+# Access condition -> (size, reader of the channel), for every row of hear2act_env.access.
+CHANNELS: dict[str, tuple[int, Callable[[dict[str, Any]], list[float]] | None]] = {
+    a.name: _channel(a) for a in CONDITIONS}
 
 
 def column_question(values: list[str]) -> str | None:

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from hear2act_env.plugins import PluginRegistry, spec_value
 from hear2act_env.registry import resolve
 
 from .backend import Backend, Generation, GenerationRequest, call_seed
 from .reasoning import split_reasoning
 
-BACKENDS: dict[str, str] = {
+# prefix -> "module:Class", imported on use; plus the "hear2act.backends" entry points (hear2act_env.plugins).
+BACKENDS: PluginRegistry[str] = PluginRegistry("backend", {
     "hf": "agents.llm.hf:HFBackend",
     "openai": "agents.llm.openai_backend:OpenAIBackend",
     "omni": "agents.llm.omni:OmniBackend",
     "qwen2audio": "agents.llm.qwen2audio:Qwen2AudioBackend",
     "scripted": "agents.llm.scripted:ScriptedBackend",
-}
+}, spec_value)
 
 
 def split_spec(spec: str) -> tuple[str, str]:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env.access import get, name_with
 from hear2act_env.speech.perceiver import Perception
 
 from .backend import Backend, GenerationRequest
@@ -128,8 +129,10 @@ def perceiver_env_kwargs(spec: str | None, access: str, *, seed: int = 0, **back
     """Env keyword arguments for ``--perceiver SPEC``: ``{}`` for the default, ``{"perceiver": ...}`` otherwise."""
     if spec is None:
         return {}
-    if access != "T+S_hat":
-        raise ValueError(f"--perceiver is the first stage of access T+S_hat; access {access!r} shows no inferred state")
+    if get(access).state_tag != "inferred":
+        inferred = name_with(state_tag="inferred")
+        raise ValueError(f"--perceiver is the first stage of access {inferred}; access {access!r} shows no inferred "
+                         "state")
     if spec == DEFAULT_PERCEIVER:
         return {}
     return {"perceiver": make_perceiver(spec, seed=seed, **backend_kwargs)}

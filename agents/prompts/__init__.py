@@ -22,6 +22,10 @@ for every condition; only the channel differs):
 * ``T+S_hat``: user = P6d (transcript + the audio-inferred state sentence);
   the first stage (P6c, :func:`build_infer_messages`) is the env's perceiver.
 * ``T+affect``: as ``T`` plus the affect label line.
+
+Which of these a condition gets is read from its row of
+:data:`hear2act_env.access.ACCESS` (``state_tag``, ``audio_in_prompt``), not
+from its name.
 """
 
 from __future__ import annotations
@@ -34,13 +38,15 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env.access import ACCESS, NAMES, get
+from hear2act_env.protocol import strip_inferred
+
 PROMPT_VERSION = "v1"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 ASSISTANTS = {"spoken": "p6a_spoken", "text": "p6a_text"}  # text assistants also have CLARIFY (G.3)
-ACCESS_CONDITIONS = ("T", "T+S", "A", "A+T", "T+S_hat", "T+affect")
-AUDIO_ACCESS = frozenset({"A", "A+T"})
+ACCESS_CONDITIONS = NAMES  # the table's names, in its order (kept for callers of this name)
+AUDIO_ACCESS = frozenset(a.name for a in ACCESS.values() if a.audio_in_prompt)
 SAMPLING_RATE = 16_000
-INFERRED_PREFIX = "AUDIO-INFERRED STATE:"
 _SCENARIO_NUMBER = re.compile(r"-\d+$")
 
 
@@ -62,13 +68,14 @@ def domain_from_scenario_id(scenario_id: str) -> str:
 
 def system_prompt(obs: Mapping[str, Any], access: str, *, assistant: str = "spoken", domain: str = "",
                   reasoning: bool = False) -> str:
-    """P6a (spoken or text variant), plus the state definition under ``T+S``."""
+    """P6a (spoken or text variant), plus the state definition under the true-tag condition (``T+S``)."""
     if assistant not in ASSISTANTS:
         raise ValueError(f"assistant must be one of {sorted(ASSISTANTS)}, got {assistant!r}")
     text = template(ASSISTANTS[assistant]).format(
         domain=domain or "a consumer service", options_text=_field(obs, "options")
     )
-    if access == "T+S":
+    condition = ACCESS.get(access)
+    if condition is not None and condition.state_tag == "true":
         text += "\n" + template("p6b_state")
     if reasoning:
         text += "\n" + template("reasoning")
@@ -78,17 +85,17 @@ def system_prompt(obs: Mapping[str, Any], access: str, *, assistant: str = "spok
 def user_prompt(obs: Mapping[str, Any], access: str) -> str:
     """The decision input: transcript plus the condition's channel (P6b tag, P6d, affect, audio note)."""
     transcript = _field(obs, "transcript")
-    if access == "T+S_hat":
-        inferred = _field(obs, "inferred_state").strip()
-        if inferred.upper().startswith(INFERRED_PREFIX):
-            inferred = inferred[len(INFERRED_PREFIX):].strip()
+    condition = ACCESS.get(access)
+    tag = condition.state_tag if condition is not None else "none"
+    if tag == "inferred":
+        inferred = strip_inferred(_field(obs, condition.channel))
         return template("p6d_twostage").format(transcript=transcript, inferred_state=inferred)
     channels = []
-    if access == "T+S" and (state := _field(obs, "state")):  # empty under the "none" intervention: no tag line
+    if tag == "true" and (state := _field(obs, condition.channel)):  # empty under the "none" intervention: no tag
         channels.append(template("p6b_tag").format(state=state))
-    if access == "T+affect":
-        channels.append(template("affect_tag").format(affect=_field(obs, "affect")))
-    if access in AUDIO_ACCESS:
+    if tag == "affect":
+        channels.append(template("affect_tag").format(affect=_field(obs, condition.channel)))
+    if condition is not None and condition.audio_in_prompt:
         channels.append(template("audio_note"))
     block = "".join(f"\n{c}\n" for c in channels)
     return template("decision_input").format(transcript=transcript, channels=block)
@@ -101,12 +108,11 @@ def build_messages(obs: Mapping[str, Any], access: str, *, assistant: str = "spo
     ``domain`` fills P6a's ``{domain}`` slot (see :func:`domain_from_scenario_id`);
     ``reasoning`` asks for CESAR's ``<think>...</think><answer>...</answer>`` format.
     """
-    if access not in ACCESS_CONDITIONS:
-        raise ValueError(f"access must be one of {ACCESS_CONDITIONS}, got {access!r}")
+    condition = get(access)  # ValueError naming the choices
     system = system_prompt(obs, access, assistant=assistant, domain=domain, reasoning=reasoning)
     user = user_prompt(obs, access)
     content: str | list[dict[str, Any]] = user
-    if access in AUDIO_ACCESS:
+    if condition.audio_in_prompt:
         content = [{"type": "text", "text": user}, audio_part(_audio(obs))]
     return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
@@ -138,6 +144,7 @@ def _audio(obs: Mapping[str, Any]) -> Any:
 
 __all__ = [
     "ACCESS_CONDITIONS",
+    "AUDIO_ACCESS",
     "PROMPT_VERSION",
     "build_infer_messages",
     "build_messages",

@@ -13,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from hear2act_env.access import ACCESS, CONDITIONS, LADDER, SPOKEN_STEPS, TRANSCRIPT, TRUE_STATE, names
+
 from .. import stats
 
 PAPER_NUMBERS = Path(__file__).resolve().parent.parent / "paper_numbers.json"
@@ -26,9 +28,9 @@ RUNG_NAMES = {"none": "no state (T)", "always_resolved": "always-resolved", "shu
 
 
 # The paper's names for the access conditions (Tables 3/4), and its two groups of them.
-CONDITION_NAMES = {"T": "Transcript only (T)", "A": "Audio only (A)", "A+T": "Audio + transcript (A+T)",
-                   "T+S_hat": "Audio-inferred state (T+Ŝ)", "T+S": "Ground-truth state (T+S)"}
-DIRECT = frozenset({"T", "A", "A+T"})
+# (From the access table: the affect condition is named by its classifier, see condition_name.)
+CONDITION_NAMES = {a.name: a.title for a in CONDITIONS if a.state_tag != "affect"}
+DIRECT = frozenset(names(lambda a: a.group == "direct"))
 # metric -> which way is better, for the best / second-best marks (Turns: neither)
 BETTER = {"success": "max", "accept": "max", "fullfit": "max", "full_disclosure": "max",
           "premature_closure": "min"}
@@ -38,8 +40,8 @@ def condition_name(condition: str, access: str = "") -> str:
     """The paper's label for a condition: ``T+S_hat`` -> "Audio-inferred state (T+Ŝ)", a T+affect condition
     ``HuBERT`` -> "Generic affect (HuBERT)" (the built-in rule: "Generic affect (rule)"); others unchanged."""
     access = access or condition
-    if access == "T+affect":
-        return f"Generic affect ({'rule' if condition == 'T+affect' else condition})"
+    if access in ACCESS and ACCESS[access].state_tag == "affect":
+        return f"{ACCESS[access].title} ({'rule' if condition == access else condition})"
     if condition == access and condition in CONDITION_NAMES:
         return CONDITION_NAMES[condition]
     return condition
@@ -216,9 +218,9 @@ def ladder_rungs(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[dict]]:
             continue
         if r["scenario_id"] not in scenarios:
             continue
-        if c["access"] == "T" and "none" not in {x["cell"]["intervention"] for x in lf}:
+        if c["access"] == TRANSCRIPT and "none" not in {x["cell"]["intervention"] for x in lf}:
             rungs.setdefault("none", []).append(r)  # type: ignore[arg-type]
-        elif c["access"] == "T+S" and c["intervention"] == "correct" and not any(
+        elif c["access"] == TRUE_STATE and c["intervention"] == "correct" and not any(
                 x["cell"]["intervention"] == "correct" for x in lf):
             rungs.setdefault("correct", []).append(r)  # type: ignore[arg-type]
     return {k: rungs[k] for k in stats.LADDER if k in rungs}
@@ -233,7 +235,7 @@ def ladder_table(rungs: Mapping[str, Sequence[Mapping[str, Any]]]) -> Table | No
               "(five text LLMs, quoted in §5.3)." + failed_note(r for rs in rungs.values() for r in rs),
               ["State label"] + [METRIC_NAMES[m] for m in metrics])
     for rung, rs in rungs.items():
-        cond = "T" if rung == "none" else "T+S"
+        cond = TRANSCRIPT if rung == "none" else TRUE_STATE
         t.rows.append((RUNG_NAMES[rung], [_v(rs, m, paper_value("figure3", condition=cond, intervention=rung,
                                                                  metric=m)) for m in metrics]))
     return t
@@ -254,7 +256,7 @@ def behaviour_table(rows: Sequence[Mapping[str, Any]]) -> Table | None:
         label = cond if iv == "correct" else f"{cond} {iv}"
         t.rows.append((agent, [Value(None, text=REALIZATION_NAMES[real]), Value(None, text=label),
                                *[_v(rs, m) for m in metrics]]))
-    for cond in ("T", "T+S"):  # the paper's reference rows (its five text LLMs), not a cell of this run
+    for cond in (TRANSCRIPT, TRUE_STATE):  # the paper's reference rows (its five text LLMs), not a cell of this run
         t.rows.append(("Paper: five-model mean", [Value(None, text=REALIZATION_NAMES["prosody"]),
                                                   Value(None, text=cond)]
                        + [Value(None, paper_value("5.3", realization="prosody", condition=cond, metric=m))
@@ -278,13 +280,14 @@ def contrasts(rows: Sequence[Mapping[str, Any]], n_resamples: int = stats.N_RESA
     text = cells_of(rows, "text")
     for real in _uniq(k[2] for k in text):
         pick = {c: [r for k, v in text.items() if k[2] == real and k[3] == c and k[4] == "correct" for r in v]
-                for c in ("T", "T+S")}
-        if pick["T"] and pick["T+S"]:
-            add(f"Text, {REALIZATION_NAMES[real]}", "T", "T+S", pick["T"], pick["T+S"], HEADLINE)
+                for c in (TRANSCRIPT, TRUE_STATE)}
+        if pick[TRANSCRIPT] and pick[TRUE_STATE]:
+            add(f"Text, {REALIZATION_NAMES[real]}", TRANSCRIPT, TRUE_STATE, pick[TRANSCRIPT], pick[TRUE_STATE],
+                HEADLINE)
     spoken = cells_of(rows, "spoken")
-    steps = [("T", "A"), ("T", "A+T"), ("A+T", "T+S_hat"), ("T+S_hat", "T+S")]
+    steps = list(SPOKEN_STEPS)
     conds = _uniq(k[3] for k in spoken)
-    steps += [("A+T", c) for c in conds if c not in {"T", "A", "A+T", "T+S_hat", "T+S"}]
+    steps += [(SPOKEN_STEPS[1][1], c) for c in conds if c not in LADDER]  # any other condition: against A+T
     for real in _uniq(k[2] for k in spoken):
         for rend in _uniq(k[5] for k in spoken if k[2] == real):
             sel = {c: [r for k, v in spoken.items() if k[2] == real and k[5] == rend and k[3] == c for r in v]

@@ -64,9 +64,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
+from ..plugins import PluginError, PluginRegistry, describe, load_entry_point
 from ..scenarios import Scenario
 from .lexicon import (
     COMPARATIVES,
@@ -519,8 +521,23 @@ def _learned() -> Matcher:
     return route
 
 
-MATCHERS: dict[str, Callable[[], Matcher]] = {"learned": _learned, "lexical": lambda: match_question,
-                                              "semantic": _semantic}
+def _plugin_matcher(ep: EntryPoint) -> Callable[[], Matcher]:
+    """A "hear2act.matchers" entry point: a matcher function, or a class whose no-argument instance is one."""
+
+    def make() -> Matcher:
+        obj = load_entry_point(ep, "matcher")
+        matcher = obj() if isinstance(obj, type) else obj
+        if not callable(matcher):
+            raise PluginError(f"matcher plugin {ep.name!r}: entry point {describe(ep)} gave {matcher!r}, "
+                              "not a callable (scenario, question) -> Target | None")
+        return matcher
+
+    return make
+
+
+# name -> factory of the matcher; plus the "hear2act.matchers" entry points (hear2act_env.plugins).
+MATCHERS: PluginRegistry[Callable[[], Matcher]] = PluginRegistry(
+    "matcher", {"learned": _learned, "lexical": lambda: match_question, "semantic": _semantic}, _plugin_matcher)
 DEFAULT_MATCHER = "learned"
 
 

@@ -61,15 +61,29 @@ def _digest(path: Path) -> str:
     return digest
 
 
+def _default_path() -> Path:
+    from .userbank import BANK_ENV, default_bank_path
+
+    path = default_bank_path()
+    if path != BANK_FILE and not path.is_file():
+        raise FileNotFoundError(2, f"No such scenario file (named by ${BANK_ENV})", str(path))
+    return path
+
+
 def load_scenarios(path: str | Path | None = None) -> list[Scenario]:
-    """Load and validate a JSONL scenario file (``None``: the bundled bank).
+    """Load and validate a JSONL scenario file (``None``: the bundled bank, or ``$HEAR2ACT_SCENARIOS``).
+
+    A user bank (``hear2act scenarios build --domains DIR --out FILE``) is loaded
+    like the bundled one; setting ``HEAR2ACT_SCENARIOS=FILE`` makes it every
+    tool's default (``hear2act rollout``, ``hear2act eval``, ``gym.make`` without
+    ``scenarios=``).
 
     Raises :class:`ScenarioError` naming the file, the first bad line and every
     problem found; an unreadable path raises ``FileNotFoundError``. Loads are
     cached by the file's content (a different file at the same path, even with
     the same size and mtime, is read afresh).
     """
-    resolved = Path(BANK_FILE if path is None else path).resolve()
+    resolved = Path(_default_path() if path is None else path).resolve()
     for _ in range(3):
         key = (resolved, _digest(resolved))
         if key in _LOADED:

@@ -1,4 +1,4 @@
-"""``hear2act scenarios build | validate | show | list``."""
+"""``hear2act scenarios build | validate | show | list | export``."""
 
 from __future__ import annotations
 
@@ -15,14 +15,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("scenarios", help="build, validate and inspect the scenario bank")
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    b = sub.add_parser("build", help="regenerate the bundled bank from the domain content files")
+    b = sub.add_parser("build", help="regenerate the bundled bank, or build a user bank from your domain files")
+    b.add_argument("--domains", type=Path, nargs="+", default=None, metavar="PATH",
+                   help="user domain files or folders of them (docs/new-domain.md); needs --out")
     b.add_argument("--out", type=Path, default=None, help="write here instead of the bundled file")
-    b.add_argument("--check", action="store_true", help="only check the bundled file is up to date")
+    b.add_argument("--check", action="store_true", help="only check the output file is up to date")
     b.set_defaults(func=_build)
 
     v = sub.add_parser("validate", help="check a JSONL scenario file against every structural rule")
-    v.add_argument("file", type=Path, nargs="?", default=None, help="default: the bundled bank")
+    v.add_argument("file", type=Path, nargs="?", default=None,
+                   help="default: the bundled bank ($HEAR2ACT_SCENARIOS if set)")
     v.set_defaults(func=_validate)
+
+    e = sub.add_parser("export", help="write the bank in another format (hf: a Hugging Face datasets folder)")
+    e.add_argument("dir", type=Path, help="output folder (created; must be empty if it exists)")
+    e.add_argument("--format", required=True, choices=["hf"], help="hf: parquet + dataset card (needs datasets)")
+    e.add_argument("--file", type=Path, default=None, help="scenario file (default: the bundled bank)")
+    e.add_argument("--name", default=None, help="dataset name in the card (default: from the file)")
+    e.set_defaults(func=_export)
 
     s = sub.add_parser("show", help="print one scenario readably")
     s.add_argument("id", help="scenario id, e.g. budget-airline-tickets-01")
@@ -37,11 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _build(args: argparse.Namespace) -> int:
     from .generator import BANK_FILE, bank_text, build_bank, write_bank
-    from .validate import bank_problems, problems
+    from .validate import bank_problems, paper_bank_problems, problems
 
     t0 = time.perf_counter()
+    if args.domains is not None:
+        return _build_user(args, t0)
     bank = build_bank()
-    bad = [e for s in bank for e in problems(s)] or bank_problems(bank)
+    bad = [e for s in bank for e in problems(s)] or bank_problems(bank) or paper_bank_problems(bank)
     for e in bad:
         print(f"INVALID {e}")
     if bad:
@@ -56,11 +68,47 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_user(args: argparse.Namespace, t0: float) -> int:
+    """``build --domains PATH... --out FILE``: a user bank (never the bundled file)."""
+    from .generator import BANK_FILE, bank_text, write_bank
+    from .userbank import build_user_bank
+
+    if args.out is None:
+        raise SystemExit("hear2act scenarios build --domains: give --out FILE (the bundled bank is the paper's)")
+    if args.out.resolve() == BANK_FILE.resolve():
+        raise SystemExit(f"hear2act scenarios build --domains: --out must not be the bundled bank {BANK_FILE.name}")
+    try:
+        bank = build_user_bank(args.domains)
+    except ScenarioError as exc:
+        for line in getattr(exc, "problems", [str(exc)]):
+            print(f"INVALID {line}")
+        return 1
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == bank_text(bank)
+        print(f"{args.out}: {'up to date' if same else 'OUT OF DATE (run it without --check)'}")
+        return 0 if same else 1
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    path = write_bank(args.out, bank)
+    domains = sorted({s.domain for s in bank})
+    print(f"wrote {len(bank)} scenarios of {len(domains)} domain(s) ({', '.join(domains)}) to {path} "
+          f"in {time.perf_counter() - t0:.2f}s")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .hf_export import export_hf
+
+    path = export_hf(args.dir, args.file, name=args.name)
+    print(f"wrote a datasets folder to {path} (datasets.load_dataset({str(path)!r}))")
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from .generator import BANK_FILE
-    from .validate import bank_problems, read_jsonl
+    from .userbank import default_bank_path
+    from .validate import bank_problems, paper_bank_problems, read_jsonl
 
-    path = args.file or BANK_FILE
+    path = args.file or default_bank_path()
     t0 = time.perf_counter()
     try:
         scenarios, errors = read_jsonl(path)
@@ -79,6 +127,8 @@ def _validate(args: argparse.Namespace) -> int:
         return 2
     if not errors:
         errors = bank_problems(scenarios)
+    if not errors and path.resolve() == BANK_FILE.resolve():
+        errors = paper_bank_problems(scenarios)  # the bundled file is the paper's bank, nothing else
     for e in errors:
         print(f"INVALID {e}")
     lines = len(scenarios) + len({e.line for e in errors})

@@ -5,21 +5,31 @@ option-name pool and ten personas (situation, opening request, visible
 requirements, need ladder). :mod:`.generator` assembles scenarios from it.
 The format is documented in ``docs/domain-content.md``; :func:`load_domain`
 checks every rule a content author can break and names the file and field.
+
+Two kinds of file share the format. The paper's files (``paper=True``, the
+default) must name one of the 48 Table 6 domains with its family, be named
+``<slug>.json`` and hold exactly ten personas; :func:`load_all_domains` also
+insists on all 48. A user's file (``paper=False``, ``docs/new-domain.md``)
+names a domain of its own (a Table 6 name is reserved for the paper bank), any
+non-empty family, and 1 to :data:`MAX_USER_PERSONAS` personas; every other
+rule is the same.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError
 from .fields import reject_constant
 from .model import OPS, Attribute, Need, Persona, Requirement
-from .quality import compares_options, is_bare_answer
+from .quality import compares_options, content_stems, is_bare_answer
 
 DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
 
@@ -69,6 +79,7 @@ URGENCY = ("low", "medium", "high")
 BUDGET = ("tight", "moderate", "flexible")
 EXPERTISE = ("novice", "intermediate", "expert")
 PERSONAS_PER_DOMAIN = 10
+MAX_USER_PERSONAS = 99  # scenario ids end in two digits: <slug>-01 .. <slug>-99
 MIN_NAMES = 14
 MIN_ATTRIBUTES = 5
 
@@ -304,17 +315,30 @@ def _proper_subset(c: _Checker, values: tuple[str, ...], attr: Attribute, f: str
     return values
 
 
-def parse_domain(raw: Any, where: str) -> DomainContent:
-    """Check and convert one domain file's JSON value."""
+def _identity(c: _Checker, raw: Mapping[str, Any], paper: bool) -> tuple[str, str]:
+    """The domain name and family: Table 6's for a paper file, the author's own for a user file."""
+    domain = c.text(raw, "domain", "")
+    family = c.text(raw, "family", "")
+    if paper:
+        if domain not in DOMAIN_FAMILY:
+            raise c.fail("domain", f"{domain!r} is not one of the 48 Table 6 domains")
+        if family != DOMAIN_FAMILY[domain]:
+            raise c.fail("family", f"{domain!r} belongs to {DOMAIN_FAMILY[domain]!r}, not {family!r}")
+        return domain, family
+    if domain in DOMAIN_FAMILY or slugify(domain) in {slugify(d) for d in DOMAIN_FAMILY}:
+        raise c.fail("domain", f"{domain!r} is a Table 6 domain of the paper bank (its scenario ids are taken); "
+                               "give a user domain a name of its own")
+    if not slugify(domain):
+        raise c.fail("domain", f"{domain!r} has no letter or digit to make scenario ids from")
+    return domain, family
+
+
+def parse_domain(raw: Any, where: str, *, paper: bool = True) -> DomainContent:
+    """Check and convert one domain file's JSON value (``paper=False``: a user's domain)."""
     c = _Checker(where)
     if not isinstance(raw, Mapping):
         raise c.fail("<root>", "a domain file must hold one JSON object")
-    domain = c.text(raw, "domain", "")
-    if domain not in DOMAIN_FAMILY:
-        raise c.fail("domain", f"{domain!r} is not one of the 48 Table 6 domains")
-    family = c.text(raw, "family", "")
-    if family != DOMAIN_FAMILY[domain]:
-        raise c.fail("family", f"{domain!r} belongs to {DOMAIN_FAMILY[domain]!r}, not {family!r}")
+    domain, family = _identity(c, raw, paper)
     vis_pairs = [_visible(c, v, i) for i, v in enumerate(c.get(raw, "visible", list, ""))]
     if not vis_pairs:
         raise c.fail("visible", "at least one visible attribute (price, rating, ...)")
@@ -341,8 +365,10 @@ def parse_domain(raw: Any, where: str) -> DomainContent:
         raise c.fail("attributes", "attribute names must be distinct")
     names = c.texts(raw, "names", "", MIN_NAMES)
     raw_personas = c.get(raw, "personas", list, "")
-    if len(raw_personas) != PERSONAS_PER_DOMAIN:
+    if paper and len(raw_personas) != PERSONAS_PER_DOMAIN:
         raise c.fail("personas", f"exactly {PERSONAS_PER_DOMAIN} personas, got {len(raw_personas)}")
+    if not paper and not 1 <= len(raw_personas) <= MAX_USER_PERSONAS:
+        raise c.fail("personas", f"1 to {MAX_USER_PERSONAS} personas, got {len(raw_personas)}")
     personas = tuple(
         _persona(c, p, i, visible, ranges, attrs) for i, p in enumerate(raw_personas)
     )
@@ -362,19 +388,40 @@ def parse_domain(raw: Any, where: str) -> DomainContent:
     )
 
 
-def load_domain(path: str | Path) -> DomainContent:
+def load_domain(path: str | Path, *, paper: bool = True) -> DomainContent:
+    """One domain file, checked (``paper=False``: a user's domain, which may have any file name)."""
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"), parse_constant=reject_constant)
-    except ValueError as exc:  # JSONDecodeError, or NaN/Infinity
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, or not UTF-8
         raise ScenarioError(path.name, "<json>", f"not valid JSON ({exc})") from None
-    content = parse_domain(raw, path.name)
-    if path.stem != content.slug:
+    content = parse_domain(raw, path.name, paper=paper)
+    if paper and path.stem != content.slug:
         raise ScenarioError(path.name, "domain", f"file must be named {content.slug}.json")
     return content
 
 
 def load_all_domains(directory: str | Path = DOMAINS_DIR) -> list[DomainContent]:
-    """All domain files, in the canonical Table 6 order."""
+    """The paper's domain files, in the canonical Table 6 order: all 48, nothing else."""
     domains = [load_domain(p) for p in sorted(Path(directory).glob("*.json"))]
+    missing = [d for d in DOMAIN_FAMILY if d not in {x.domain for x in domains}]
+    if missing:
+        raise ScenarioError(str(directory), "domains", f"the paper bank needs all 48 Table 6 domains; "
+                                                       f"no file for {missing[:5]}")
     return sorted(domains, key=lambda d: DOMAIN_ORDER[d.domain])
+
+
+@lru_cache(maxsize=64)
+def domain_topic(domain: str, directory: str | Path = DOMAINS_DIR) -> frozenset[str]:
+    """The domain's topic words: its name's stems and those in two or more of its requests.
+
+    A word the domain's users say in several requests ("flight", "house") names the
+    domain, not a premise. A domain without a content file has its name's stems only.
+    """
+    path = Path(directory) / f"{slugify(domain)}.json"
+    requests: list[str] = []
+    if path.is_file():
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        requests = [p.get("request", "") for p in raw.get("personas", []) if isinstance(p, Mapping)]
+    counts = Counter(s for r in requests for s in content_stems(r))
+    return content_stems(domain) | frozenset(s for s, k in counts.items() if k >= 2)

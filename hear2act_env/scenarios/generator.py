@@ -25,6 +25,7 @@ import numpy as np
 
 from .content import DomainContent, PersonaContent, VisibleRange, load_all_domains
 from .model import Attribute, FrozenMap, Option, Scenario
+from .profile import deal_blind
 
 BANK_VERSION = "v1"
 BANK_FILE = Path(__file__).resolve().parent.parent / "data" / f"scenarios-{BANK_VERSION}.jsonl"
@@ -33,12 +34,16 @@ PATTERNS = tuple(f"{i:03b}" for i in range(8))  # "000" .. "111", L1 first
 # The opening misses at least one need: usually L2 or L3, sometimes L1 as well, and
 # sometimes only L1 (the paper's Figure 2 opening misses only L3).
 OPENING_PATTERNS = ("110", "101", "100", "011", "010", "001", "000")
-TRAP_MEETS = 0.25  # chance that a request violator meets a given need
+TRAP_MEETS = 0.25  # chance that a request violator meets a given need (the v1 draws)
+# In the blind deal, each draw's chance that a violator meets a need (uniform in this range):
+# the opening and the violators then share the all-needs rows' values about as often as
+# any candidate's.
+TRAP_MEETS_BLIND = (0.2, 1.0)
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 # The premium model: what an option offers raises its numeric visible values (price up,
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
 NEED_PREMIUM = (1.2, 1.0, 1.0)
-VALUE_PREMIUM = 0.8
+VALUE_PREMIUM = 1.2  # 0.8 before the blind categorical deal (its spread columns dilute the premium)
 PREMIUM_NOISE = 0.15
 # How loosely the visible numbers follow the latent premium (a standard normal per option):
 # a rating (or distance, wait, ...) tracks what an option offers closely, a price loosely —
@@ -178,15 +183,43 @@ class _Builder:
                 total[i] += place
         return total
 
+    def _categorical(self, g: np.random.Generator, patterns: list[str], shown: list[Attribute],
+                     ladder: dict, required: dict, breaks: dict[int, int]) -> list[dict[str, str | float | int]]:
+        """One draw of the 11 rows' categorical values: rows 0..8 keep their need patterns,
+        the two violators (9, 10) meet each need with one chance in :data:`TRAP_MEETS_BLIND` and
+        break their requirement. Within a column, each group of rows that may take the same
+        values (meeting a need, missing it, ...) draws them with Dirichlet weights, so a
+        column is sometimes one value and sometimes spread."""
+        meets = float(g.uniform(*TRAP_MEETS_BLIND))
+        traps = ["".join("1" if g.random() < meets else "0" for _ in range(3)) for _ in range(2)]
+        pats = [*patterns, *traps]
+        rows: list[dict[str, str | float | int]] = [{} for _ in pats]
+        for attr in shown:
+            need, req = ladder.get(attr.name), required.get(attr.name)
+            groups: dict[tuple[str, ...], list[int]] = {}
+            for row, pattern in enumerate(pats):
+                if req is not None:
+                    broken = row in breaks and self.p.requirements[breaks[row]] is req
+                    pool = tuple(v for v in attr.values if (v in req.values) != broken)
+                elif need is None:
+                    pool = tuple(attr.values)
+                else:
+                    meets = pattern[need.level - 1] == "1"
+                    pool = tuple(v for v in attr.values if (v in need.accept) == meets)
+                groups.setdefault(pool, []).append(row)
+            for pool, members in groups.items():
+                weights = g.dirichlet(np.full(len(pool), 0.7))
+                for row in members:
+                    rows[row][attr.name] = str(pool[int(g.choice(len(pool), p=weights))])
+        return rows
+
     def build(self) -> Scenario:
         rng, p = self.rng, self.p
         opening = str(rng.choice(OPENING_PATTERNS, p=OPENING_WEIGHTS))
         others = [pat for pat in PATTERNS if pat not in ("111", opening)]
         rng.shuffle(others)
-        # The two request violators take random patterns, each need met with probability
-        # 1/4: the nine request-meeting rows meet each need 5 times and miss it 4 times, so
-        # the violators' expected 0.5 met / 1.5 missed leaves the accepted values no
-        # commoner than the missing one in a need's column (counting values finds no gold).
+        # The v1 violator patterns (their own stream): they only replay the v1 draws below;
+        # the violators' needs are drawn again with the blind deal.
         violators = scenario_rng(f"{self.id}/violators")
         traps = ["".join("1" if violators.random() < TRAP_MEETS else "0" for _ in range(3)) for _ in range(2)]
         # Three draws of the first v1 bank, retired (the gold's and safe's priority places,
@@ -208,28 +241,29 @@ class _Builder:
         # Which violator (row 9 or 10) breaks which requirement: one each, in order.
         breaks = {j: (j - 9) % len(p.requirements) for j in (9, 10)}
 
-        # Every option that misses a need shows the same missing value: the need's accepted
-        # values are then not the commonest of their column by construction (5-6 of 11
-        # options meet each need), so counting values does not point at the all-needs rows.
-        misses = {n.attribute: str(violators.choice([v for v in self.domain.attribute(n.attribute).values
-                                                if v not in n.accept])) for n in p.needs}
-        categorical: list[dict[str, str | float | int]] = []
+        # The v1 draws of the categorical values, kept so that every later draw of the
+        # scenario (numbers, names, order) is the one it was; the values themselves are
+        # then dealt blind (below).
         for row, pattern in enumerate(patterns):
-            values: dict[str, str | float | int] = {}
             for attr in shown:
-                need = ladder.get(attr.name)
-                req = required.get(attr.name)
+                need, req = ladder.get(attr.name), required.get(attr.name)
                 if req is not None:
                     broken = row in breaks and p.requirements[breaks[row]] is req
-                    choices = [v for v in attr.values if (v in req.values) != broken]
-                    values[attr.name] = str(rng.choice(choices))
+                    rng.choice([v for v in attr.values if (v in req.values) != broken])
                 elif need is None:
-                    values[attr.name] = str(rng.choice(attr.values))
+                    rng.choice(attr.values)
                 elif pattern[need.level - 1] == "1":
-                    values[attr.name] = str(rng.choice([v for v in attr.values if v in need.accept]))
-                else:
-                    values[attr.name] = misses[attr.name]
-            categorical.append(values)
+                    rng.choice([v for v in attr.values if v in need.accept])
+        # The values left free by the design (which accepted or missing value a row shows,
+        # the violators' needs, the distractor and requested columns) are drawn 64 times from
+        # their own stream, and the draw kept is the one in which the gold's place on every
+        # categorical statistic (value frequency, modal value, likeness to the opening) is one
+        # drawn at random: counting values finds an arbitrary candidate, not the gold.
+        blind = scenario_rng(f"{self.id}/categorical")
+        categorical = deal_blind(
+            lambda g: self._categorical(g, patterns[:9], shown, ladder, required, breaks),
+            blind, [a.name for a in shown], candidates=list(range(1, 9)), opening=0, gold=1,
+        )
         quality = [self.quality(v, kinds) for v in categorical[:9]]
 
         visible_rows = [*self.deal(self.premium_vectors(), quality), *self.violator_values()]

@@ -137,3 +137,51 @@ def bound_words(request: str, value: float) -> str | None:
             return "strict"
         return None
     return None
+
+
+# -- does the request state the premise behind a hidden need? ------------------------
+# The assistant sees the request, never the persona: a content word the request shares
+# with a need's statement or hint ("with our toddler" and "my toddler climbs stairs")
+# hands the assistant the reason for the need. Function words, everyday words, day and
+# number words and the domain's own topic words never count.
+_PREMISE_GENERIC = frozenset(
+    """
+    about above after again all also am as at been before being below between both but by could did
+    doing done during each either ever from had has having he her here him his into its just let
+    mine most no nor not off once our out over own per please rather really same she should so some
+    something than their them then these they those through too under until up us very was we were
+    where whether while who whom why yet already still even maybe way bit little quite lot lots
+    short time times early late big small large size great high higher low lower free extra plan
+    keep use using used working home people family find look looking right left top side level
+    amount number enough least part whole main basic standard regular simple total overall type
+    style place around near far away back ahead next pay paid spend cost price money fee fees charge
+    cheap cheapest expensive budget afford save feel think know love hate mind worry worried bother
+    comfortable happy sit stay live come someone everyone everything support feature features
+    mostly usually certain specific particular fit give now run see anymore turn show check buy
+    build handle job company business product local hard just really soon last say said sure
+    one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty
+    got planned planning first every only old start help since going getting doing having making
+    taking weekend weekends tonight today tomorrow monday tuesday wednesday thursday friday saturday sunday
+    spring summer fall winter january february march april may june july august september
+    october november december minute minutes hours days weeks months years rated rating reviews
+    """.split()
+)
+_PREMISE_STOP = _GENERIC_STEMS | frozenset(_stem(w) for w in _PREMISE_GENERIC)
+
+
+def content_stems(text: str) -> frozenset[str]:
+    """The stems of ``text`` that can carry a premise (generic words, numbers, short words excepted)."""
+    found = {_stem(w) for w in _WORD.findall(text.lower().replace("'", " "))}
+    return frozenset(s for s in found if len(s) > 2 and not s.isdigit() and s not in _PREMISE_STOP)
+
+
+def shared_premise(request: str, need_text: str, topic: frozenset[str] = frozenset()) -> list[str]:
+    """The content stems a request shares with a need's statement and hint, topic words excepted.
+
+    >>> shared_premise("A week at the beach with our toddler, under $250 a night?",
+    ...                "My toddler climbs everything, so the stairs need gates.")
+    ['toddler']
+    >>> shared_premise("The cheapest rental under $250 a night?", "My toddler climbs everything.")
+    []
+    """
+    return sorted((content_stems(request) & content_stems(need_text)) - topic)

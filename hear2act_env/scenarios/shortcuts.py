@@ -11,13 +11,18 @@ functions over :class:`~hear2act_env.scenarios.model.Scenario` objects:
   ranks on every numeric visible attribute (each in its better direction);
 * :func:`commonest_order` — those candidates by how common their categorical values
   are across the options (the counting shortcut);
+* :func:`profile_order` — those candidates by one categorical statistic of
+  :mod:`~hear2act_env.scenarios.profile` (agreement with each column's modal value,
+  likeness to the opening, value frequency among the candidates, ...), highest first;
 * :func:`gold_positions` — where the gold lands in that order (and on each
   single attribute), scenario by scenario;
 * :func:`position_rates` — the share of scenarios with the gold at each place.
 
 :func:`bank_problems` turns them into validator errors: no single ordering
-(summed ranks, or any one attribute, best or worst first) may put the gold at
-one place in more than :data:`MAX_POSITION_RATE` of the bank.
+(summed ranks, any one attribute best or worst first, the commonest categorical
+values, or any one categorical statistic — modal-value agreement, likeness to the
+opening, ...) may put the gold at one place in more than :data:`MAX_POSITION_RATE`
+of the bank.
 """
 
 from __future__ import annotations
@@ -25,8 +30,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from .errors import ScenarioError
 from .model import Option, Scenario
+from .profile import NAMES as PROFILE_NAMES
+from .profile import features as profile_features
 
 # Chance is 1/8 with 8 candidates; PROTOCOL.md allows at most 0.20.
 MAX_POSITION_RATE = 0.20
@@ -84,16 +93,36 @@ def commonest_order(s: Scenario) -> list[int]:
     return sorted(score, key=lambda n: (-score[n], n))
 
 
+def categorical_profile(s: Scenario) -> tuple[list[Option], np.ndarray]:
+    """The candidates and their rows of :func:`~hear2act_env.scenarios.profile.features`."""
+    cats = [a.name for a in s.attributes if not a.numeric]
+    rows = [dict(o.values) for o in s.options]
+    idx = {o.number: i for i, o in enumerate(s.options)}
+    opts = candidates(s)
+    f = profile_features(rows, cats, [idx[o.number] for o in opts], idx[s.opening])
+    return opts, f[[idx[o.number] for o in opts]]
+
+
+def profile_order(s: Scenario, name: str) -> list[int]:
+    """Candidate option numbers, highest first on one categorical statistic (ties by number)."""
+    opts, f = categorical_profile(s)
+    k = PROFILE_NAMES.index(name)
+    return [opts[i].number for i in sorted(range(len(opts)), key=lambda i: (-f[i, k], opts[i].number))]
+
+
 def gold_positions(s: Scenario) -> dict[str, int]:
     """The gold's 0-based place among the candidates under each ordering.
 
-    Keys: ``value`` (summed ranks), ``commonest`` (:func:`commonest_order`), and
+    Keys: ``value`` (summed ranks), ``commonest`` (:func:`commonest_order`),
+    ``cat:<statistic>`` (:func:`profile_order`, highest first, for every statistic), and
     ``<attr>:best`` / ``<attr>:worst`` for every numeric visible attribute (best or
     worst first, ties by option number).
     """
     opts = candidates(s)
     numbers = [o.number for o in opts]
     out = {"value": value_order(s).index(s.gold), "commonest": commonest_order(s).index(s.gold)}
+    for name in PROFILE_NAMES:
+        out[f"cat:{name}"] = profile_order(s, name).index(s.gold)
     for name, ranks in attribute_ranks(s, opts).items():
         best = sorted(range(len(opts)), key=lambda i: (ranks[i], numbers[i]))
         worst = sorted(range(len(opts)), key=lambda i: (-ranks[i], numbers[i]))
@@ -110,7 +139,8 @@ def position_rates(scenarios: Iterable[Scenario]) -> dict[str, dict[int, float]]
     counts: dict[str, Counter[int]] = {}
     for s in scenarios:
         for key, place in gold_positions(s).items():
-            kind = key.split(":", 1)[1] if ":" in key else key  # pool attributes by direction
+            # pool attributes by direction; categorical statistics each on their own
+            kind = key if key.startswith("cat:") or ":" not in key else key.split(":", 1)[1]
             counts.setdefault(kind, Counter())[place] += 1
     return {k: {p: n / sum(c.values()) for p, n in sorted(c.items())} for k, c in counts.items()}
 
@@ -134,7 +164,7 @@ def bank_problems(scenarios: Sequence[Scenario], limit: float = MAX_POSITION_RAT
                 out.append(ScenarioError(
                     "<bank>", "options",
                     f"options-only ordering {kind!r} puts the gold at place {place + 1} of the candidates "
-                    f"in {rate:.3f} of scenarios (at most {limit:.2f}; chance 1/8): the visible numbers "
+                    f"in {rate:.3f} of scenarios (at most {limit:.2f}; chance 1/8): the visible options "
                     "rank the gold",
                 ))
     return out

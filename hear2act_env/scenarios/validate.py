@@ -9,14 +9,23 @@ its line number without stopping at the first.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from .content import DOMAIN_FAMILY, slugify
+from .content import DOMAIN_FAMILY, domain_topic, slugify
 from .errors import ScenarioError
 from .fields import is_number, parse_json
 from .model import KINDS, LEVELS, OPS, Scenario
-from .quality import artefacts, bound_words, compares_options, is_bare_answer, phrases_in
+from .quality import (
+    artefacts,
+    bound_words,
+    compares_options,
+    content_stems,
+    is_bare_answer,
+    phrases_in,
+    shared_premise,
+)
 from .shortcuts import MIN_BANK
 from .shortcuts import bank_problems as shortcut_problems
 
@@ -37,10 +46,11 @@ def _check(fn: Check) -> Check:
 def _identity(s: Scenario) -> Iterator[tuple[str, str]]:
     if not ID_RE.match(s.id):
         yield "id", "must look like '<domain-slug>-<nn>'"
-    if s.domain not in DOMAIN_FAMILY:
-        yield "domain", f"{s.domain!r} is not a Table 6 domain"
-    elif DOMAIN_FAMILY[s.domain] != s.family:
+    # A Table 6 domain keeps its family; any other name is a user domain (docs/new-domain.md).
+    if s.domain in DOMAIN_FAMILY and DOMAIN_FAMILY[s.domain] != s.family:
         yield "family", f"{s.domain!r} belongs to {DOMAIN_FAMILY[s.domain]!r}"
+    elif not slugify(s.domain):
+        yield "domain", f"{s.domain!r} has no letter or digit to make scenario ids from"
     elif not s.id.startswith(slugify(s.domain) + "-"):
         yield "id", f"must start with the domain slug {slugify(s.domain)!r}"
     if not s.request.strip():
@@ -202,6 +212,53 @@ def _request_hides_needs(s: Scenario) -> Iterator[tuple[str, str]]:
             yield "request", f"states hidden need L{n.level} ({n.attribute}) via {found}; needs[{i}] must stay hidden"
 
 
+def premise_topic(s: Scenario, requests: Sequence[str] | None = None) -> frozenset[str]:
+    """Words a request may share with a need's reasons: the domain's topic and what the options show.
+
+    The topic is the domain name's stems and those in two or more of the domain's requests: the
+    built-in content file's, or ``requests`` (a user bank's requests of that domain). Every word the
+    options text prints (attribute labels and values, names) is visible anyway, so it is not a premise.
+    """
+    if requests is None:
+        topic = set(domain_topic(s.domain))
+    else:
+        counts = Counter(w for r in requests for w in content_stems(r))
+        topic = set(content_stems(s.domain)) | {w for w, k in counts.items() if k >= 2}
+    for a in s.visible_attributes:
+        topic |= content_stems(" ".join((a.label, *a.keywords)))
+    for o in s.options:
+        topic |= content_stems(o.description)
+    return frozenset(topic)
+
+
+def _premises(s: Scenario, topic: frozenset[str]) -> Iterator[tuple[str, str]]:
+    for i, n in enumerate(s.needs):
+        shared = shared_premise(s.request, f"{n.statement} {n.hint}", topic)
+        if shared:
+            yield "request", (f"gives the premise of hidden need L{n.level} ({n.attribute}): shares {shared} "
+                              f"with needs[{i}].statement/hint")
+
+
+@_check
+def _request_hides_premises(s: Scenario) -> Iterator[tuple[str, str]]:
+    """The assistant sees the request, not the persona: the request never gives a need's reason.
+
+    A user domain (no built-in content file) is judged by :func:`premise_problems` over its bank,
+    whose requests give the domain's topic words.
+    """
+    if s.domain in DOMAIN_FAMILY:
+        yield from _premises(s, premise_topic(s))
+
+
+def premise_problems(scenarios: Sequence[Scenario]) -> list[ScenarioError]:
+    """The premise rule for the user domains of a bank, topic words from the bank's own requests."""
+    by_domain: dict[str, list[str]] = {}
+    for s in scenarios:
+        by_domain.setdefault(s.domain, []).append(s.request)
+    return [ScenarioError(s.id, f, rule) for s in scenarios if s.domain not in DOMAIN_FAMILY
+            for f, rule in _premises(s, premise_topic(s, by_domain[s.domain]))]
+
+
 @_check
 def _options(s: Scenario) -> Iterator[tuple[str, str]]:
     if len(s.options) != N_OPTIONS:
@@ -309,9 +366,27 @@ def bank_problems(scenarios: list[Scenario]) -> list[ScenarioError]:
     """Rules over a whole bank (PROTOCOL.md: what is visible must not rank the gold).
 
     Rates need a bank-sized sample: files of fewer than
-    :data:`~hear2act_env.scenarios.shortcuts.MIN_BANK` scenarios are not judged.
+    :data:`~hear2act_env.scenarios.shortcuts.MIN_BANK` scenarios are not judged by them. The premise
+    rule for user domains (:func:`premise_problems`) is judged on every bank.
     """
-    return shortcut_problems(scenarios) if len(scenarios) >= MIN_BANK else []
+    return premise_problems(scenarios) + (shortcut_problems(scenarios) if len(scenarios) >= MIN_BANK else [])
+
+
+def paper_bank_problems(scenarios: list[Scenario]) -> list[ScenarioError]:
+    """The paper bank stays the paper's: ten scenarios of each of the 48 Table 6 domains, nothing else.
+
+    User banks (``docs/new-domain.md``) pass :func:`problems` and :func:`bank_problems` but not this.
+    """
+    from collections import Counter
+
+    from .content import PERSONAS_PER_DOMAIN
+
+    out = [ScenarioError(s.id, "domain", f"{s.domain!r} is not a Table 6 domain; the paper bank holds only those")
+           for s in scenarios if s.domain not in DOMAIN_FAMILY]
+    counts = Counter(s.domain for s in scenarios)
+    out += [ScenarioError("<bank>", "domain", f"{d!r} has {counts[d]} scenarios, the paper bank {PERSONAS_PER_DOMAIN}")
+            for d in DOMAIN_FAMILY if counts[d] != PERSONAS_PER_DOMAIN]
+    return out
 
 
 def validate(scenario: Scenario) -> Scenario:

@@ -25,10 +25,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from ..protocol import AFFECT_LABELS  # noqa: F401 -- re-exported: the labels RuleAffect returns
 from .features import extract
 from .perceiver import Baseline
-
-AFFECT_LABELS = ("happy", "sad", "angry", "neutral")
 
 
 @runtime_checkable

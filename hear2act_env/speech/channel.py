@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ..protocol import format_inferred
 from .cache import AudioCache, default_cache_dir
 from .renderers import Renderer, make_renderer
-
-INFERRED_PREFIX = "AUDIO-INFERRED STATE: "
 
 
 class SpeechChannel:
@@ -68,7 +67,7 @@ class SpeechChannel:
         return self.cache.get(text, label, seed)
 
     def inferred_state(self, audio: np.ndarray, words: str, context: str) -> str:
-        return INFERRED_PREFIX + self.perceiver.perceive(audio, 16_000, words, context).sentence
+        return format_inferred(self.perceiver.perceive(audio, 16_000, words, context).sentence)
 
     def affect_label(self, audio: np.ndarray) -> str:
         return self.affect.classify(audio, 16_000)

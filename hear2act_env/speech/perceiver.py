@@ -30,6 +30,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ..dialogue.engine import STATES, collapsed
+from ..protocol import format_perception
 from .features import AcousticFeatures, Evidence, extract
 
 WEIGHTS = Path(__file__).resolve().parent.parent / "data" / "perceiver-hibari.json"
@@ -46,12 +47,6 @@ FEATURES = (*ACOUSTIC, *RELATIVE, *CONTOUR, *VOICE_RELATIVE)
 # forms are weighed).
 DELIVERY_ONLY = ("f0_final", "f0_rel", "energy_fade", "tilt_rel", "rate_rel", "f0_range_rel", "f0_slope_rel")
 MASK = np.array([n in DELIVERY_ONLY for n in FEATURES])
-DESCRIPTORS = {
-    "resolved": "bright and settled",
-    "reluctant": "flat and half-hearted",
-    "concern": "uneasy",
-    "rejection": "firmly negative",
-}
 
 
 @dataclass(frozen=True)
@@ -247,9 +242,6 @@ class FeaturePerceiver:
         p_status = p_resolved if status == "resolved" else 1 - p_resolved
         cited = {e.feature: e for e in feats.evidence()}
         chosen = tuple(cited[n] for n in ("f0_range", "f0_final", "speech_rate", "energy_fade"))
-        sentence = (
-            f"The user's delivery sounds {DESCRIPTORS[state]} (pitch range {feats.f0_range:.1f} st, "
-            f"final pitch movement {feats.f0_final:+.1f} st, {feats.speech_rate:.1f} syllables/s, "
-            f"loudness {feats.energy_fade:+.1f} dB over the turn), so the current recommendation seems {status}."
-        )
+        sentence = format_perception(state, status, feats.f0_range, feats.f0_final, feats.speech_rate,
+                                     feats.energy_fade)
         return Perception(sentence, state, status, float(p_status), chosen)

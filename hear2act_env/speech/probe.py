@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dialogue.engine import CONCERN, DELIVERY, RELUCTANT, RESOLVED
-from ..dialogue.realizer import ASSENT
+from ..protocol import GRAMMAR
 from .renderers import make_renderer, to_16k
 
 SR = 16_000
@@ -88,11 +88,12 @@ class Pair:
 def pairs(n: int, seed: int = 0) -> list[Pair]:
     """``n`` same-words, same-seed pairs: assent words, a resolved and an unresolved delivery (seeded)."""
     rng = np.random.default_rng([seed, 17])
+    assent = GRAMMAR.pool("ASSENT")
     out = []
     for i in range(n):
         state = (RELUCTANT, CONCERN)[int(rng.integers(2))]
         out.append(Pair(
-            text=ASSENT[int(rng.integers(len(ASSENT)))], seed=PROBE_SEED_BASE + 1000 * seed + i,
+            text=assent[int(rng.integers(len(assent)))], seed=PROBE_SEED_BASE + 1000 * seed + i,
             resolved=DELIVERY[RESOLVED][int(rng.integers(len(DELIVERY[RESOLVED])))],
             unresolved=DELIVERY[state][int(rng.integers(len(DELIVERY[state])))], unresolved_state=state,
         ))

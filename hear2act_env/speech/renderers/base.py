@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ...plugins import PluginRegistry, spec_value
 from ...registry import resolve
 from ..deps import require
 
@@ -30,11 +31,11 @@ class Renderer(Protocol):
     def render(self, text: str, label: str, voice: str | None, seed: int) -> np.ndarray: ...
 
 
-# name -> "module:Class", imported on use.
-RENDERERS: dict[str, str] = {
+# name -> "module:Class", imported on use; plus the "hear2act.renderers" entry points (hear2act_env.plugins).
+RENDERERS: PluginRegistry[str] = PluginRegistry("renderer", {
     "hibari": "hear2act_env.speech.renderers.hibari:HibariRenderer",
     "piper": "hear2act_env.speech.renderers.piper:PiperRenderer",
-}
+}, spec_value)
 
 
 @cache

@@ -1,0 +1,113 @@
+"""Categorical profile of the options within one scenario, and values dealt so it is blind.
+
+An options-only reader can look at how an option's categorical values sit among the
+others': how common each value is (among all options, among the candidates), whether it
+is a column's modal value, whether it matches the opening. The all-needs rows meet every
+need, so if nothing else moved, the gold would be the option that shares the meeting
+value in every need column (the "centroid" of the option set). :func:`features` computes
+those statistics; :func:`deal_blind` is how the generator picks, among seeded draws of
+the values that are free (which accepted or missing value a row shows, what the request
+violators offer, the distractor columns), one in which the gold's place on every
+statistic is that of an arbitrary candidate rather than the top.
+
+Pure functions over rows (``{attribute: value}`` dicts); no global state.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+# Feature names, in column order of :func:`features`.
+NAMES = ("freq_all", "freq_cand", "freq_rest", "agree_mode", "agree_open", "min_freq", "unique")
+# Seeded draws of the free values the generator chooses among, per scenario.
+DRAWS = 64
+
+Row = dict[str, "str | float | int"]
+
+
+def features(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[int], opening: int) -> np.ndarray:
+    """Per option (row), the categorical statistics in :data:`NAMES` order.
+
+    ``freq_all`` / ``freq_cand`` / ``freq_rest``: mean share of all options / of the
+    candidates / of the other options (the opening and the request violators) that show
+    the option's value, over ``columns``; ``agree_mode``: share of columns where it shows a
+    modal value (ties count as modal); ``agree_open``: share where it shows the opening's
+    value; ``min_freq``: fewest options sharing one of its values; ``unique``: columns in
+    which no other option shares its value.
+    """
+    n = len(rows)
+    out = np.zeros((n, len(NAMES)))
+    if not columns:
+        return out
+    out[:, 5] = n
+    cand = list(candidates)
+    rest = [i for i in range(n) if i not in cand]
+    for col in columns:
+        vals = [str(r[col]) for r in rows]
+        every = Counter(vals)
+        among = Counter(vals[i] for i in cand)
+        others = Counter(vals[i] for i in rest)
+        top = max(every.values())
+        for i, v in enumerate(vals):
+            out[i, 0] += every[v] / n
+            out[i, 1] += among[v] / max(1, len(cand))
+            out[i, 2] += others[v] / max(1, len(rest))
+            out[i, 3] += every[v] == top
+            out[i, 4] += v == vals[opening]
+            out[i, 5] = min(out[i, 5], every[v])
+            out[i, 6] += every[v] == 1
+    out[:, :5] /= len(columns)
+    return out
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Average ranks, 0 = smallest."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(len(x), dtype=float)
+    for v in np.unique(x):
+        tie = x == v
+        ranks[tie] = ranks[tie].mean()
+    return ranks
+
+
+def gold_places(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[int],
+                opening: int, gold: int) -> np.ndarray:
+    """The gold's rank among the candidates (0 = lowest) on each statistic."""
+    f = features(rows, columns, candidates, opening)[list(candidates)]
+    g = list(candidates).index(gold)
+    return np.array([_ranks(f[:, k])[g] for k in range(f.shape[1])])
+
+
+def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.Generator,
+               columns: Sequence[str], candidates: Sequence[int], opening: int, gold: int,
+               draws: int = DRAWS) -> list[Row]:
+    """Of ``draws`` seeded draws of the rows, the one whose gold looks most like a random candidate.
+
+    A first draw names the model: one of its candidates other than the gold, at random,
+    and that candidate's places among the candidates on every statistic (all of them
+    together: a real candidate's statistics move together). The draw kept is the one whose
+    gold has the places nearest the model's: the gold's categorical profile is then an
+    arbitrary candidate's, neither the centroid nor an outlier.
+    """
+    cand = list(candidates)
+    g = cand.index(gold)
+
+    def places(rows: list[Row]) -> np.ndarray:
+        f = features(rows, columns, cand, opening)[cand]
+        return np.column_stack([_ranks(f[:, k]) for k in range(f.shape[1])])
+
+    first = draw(rng)
+    ref = places(first)
+    others = [k for k, i in enumerate(cand) if i != gold]
+    model = ref[others[int(rng.integers(len(others)))]]
+    best, best_cost = first, float(np.abs(ref[g] - model).sum())
+    for _ in range(draws - 1):
+        rows = draw(rng)
+        cost = float(np.abs(places(rows)[g] - model).sum())
+        if cost < best_cost:
+            best, best_cost = rows, cost
+    return best
