@@ -16,7 +16,8 @@ from gymnasium import spaces
 from .audio_space import AudioSpace
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
 from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
-from .dialogue.matching import DEFAULT_MATCHER, Matcher, Target, resolve_matcher
+from .dialogue.matchers import DEFAULT_MATCHER, resolve_matcher
+from .dialogue.matching import Matcher, Target
 from .dialogue.realizer import Realizer
 from .scenarios import BANK_FILE, Scenario, ScenarioError, load_scenarios, validate
 from .scenarios.validate import N_OPTIONS  # every valid scenario has exactly this many options

@@ -71,10 +71,7 @@ def imported_names(tree: ast.AST, importer: str, is_package: bool, modules: Iter
                 if hit:
                     out.add(hit)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = _resolve_relative(importer, is_package, node.level, node.module)
-            else:
-                base = node.module or ""
+            base = _resolve_relative(importer, is_package, node.level, node.module) if node.level else node.module or ""
             for alias in node.names:
                 hit = nearest(f"{base}.{alias.name}") if alias.name != "*" else nearest(base)
                 if hit:
