@@ -22,8 +22,21 @@ PACKAGES = ("hear2act_env", "agents", "eval", "training")
 GROUND = "hear2act_env"
 
 # Arrows from hear2act_env/ up to agents/eval/training that are allowed for now, each with its reason.
-# (importer, imported) pairs; the target is an empty list.
-ALLOWED_UP: list[tuple[str, str]] = []
+# (importer, imported) pairs; the target is an empty list (a listed arrow that no longer exists fails the test).
+_CLI_TABLE = (  # hear2act_env/cli.py's COMMANDS names each subcommand's module (imported by name, lazily). The
+    # table moves to the top floor with the console script (a pyproject [project.scripts] change: the lead's).
+    "agents.llm.prepare", "eval.cli", "eval.listening.cli", "eval.perception", "eval.play", "eval.render",
+    "eval.report.cli", "eval.runner",
+)
+ALLOWED_UP: list[tuple[str, str]] = [("hear2act_env.cli", m) for m in _CLI_TABLE]
+
+# Circles allowed for now, by their sorted members, each with its reason; the target is an empty list.
+ALLOWED_CYCLES: list[tuple[str, ...]] = [
+    # eval/cli <-> model_rollout and eval/runner <-> results <-> wandb_log: broken on the eval runners' branch
+    # (one rollout runner, eval/rundir.py); this branch leaves those files alone. Remove at that merge.
+    ("eval.cli", "eval.model_rollout"),
+    ("eval.results", "eval.runner", "eval.wandb_log"),
+]
 
 
 def module_name(path: Path) -> str:
@@ -184,9 +197,12 @@ def one_cycle(graph: dict[str, set[str]], comp: list[str]) -> list[str]:
     raise AssertionError(f"component {comp} has no circle through {start}")
 
 
-def cycles(graph: dict[str, set[str]]) -> list[str]:
+def cycles(graph: dict[str, set[str]], skip: Iterable[tuple[str, ...]] = ()) -> list[str]:
+    """One line per circle component (a shortest circle, then every member); ``skip``: components left out."""
     g = cycle_graph(graph)
-    return [" -> ".join(one_cycle(g, comp)) + f"  (component: {', '.join(comp)})" for comp in strongly_connected(g)]
+    left_out = {tuple(c) for c in skip}
+    return [" -> ".join(one_cycle(g, comp)) + f"  (component: {', '.join(comp)})"
+            for comp in strongly_connected(g) if tuple(comp) not in left_out]
 
 
 def arrows_up(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
@@ -233,17 +249,22 @@ def test_cycle_finder_finds_a_made_up_circle() -> None:
 def test_the_graph_reads_real_edges() -> None:
     graph = import_graph()
     assert len(graph) > 100
-    assert "hear2act_env.env" in graph["hear2act_env.vector"] or any(
-        t.startswith("hear2act_env") for t in graph["hear2act_env.vector"]
-    )
+    # A top-level import, a function-level one, and a relative one, as they are in the files today.
+    assert "hear2act_env.registry" in graph["agents.registry"]
+    assert {"agents.adapter", "agents.llm.policy"} <= graph["agents.factory"]  # imported inside make_policy
+    assert "hear2act_env.dialogue.words" in graph["hear2act_env.dialogue.router"]
 
 
 # -- the project ----------------------------------------------------------------------------------------------
 
 
 def test_no_import_cycles() -> None:
-    found = cycles(import_graph())
+    graph = import_graph()
+    found = cycles(graph, ALLOWED_CYCLES)
     assert not found, f"{len(found)} import circle(s):\n" + "\n".join(found)
+    present = {tuple(c) for c in strongly_connected(cycle_graph(graph))}
+    stale = [c for c in ALLOWED_CYCLES if c not in present]
+    assert not stale, f"ALLOWED_CYCLES lists circles that no longer exist as listed (remove or update them): {stale}"
 
 
 def test_ground_floor_imports_nothing_above_it() -> None:

@@ -226,6 +226,20 @@ def test_training_files_name_real_domains_and_attributes(bank):
     assert len({e.question for e in examples}) > 8000
     for e in examples:
         assert e.labels <= {c.name for c in candidates(e.scenario)}, e
+    # Every row comes from a declared source; the project's own agents' questions are their own subset,
+    # and leaving it out removes exactly those rows (nothing else is tagged with it).
+    assert {e.source for e in examples} == set(router_data.SOURCES)
+    own = [e for e in examples if e.source == router_data.OWN_AGENTS]
+    from agents.rule import GENERAL_QUESTION
+
+    general_own = [e for e in own if e.labels == frozenset({router_mod.GENERAL})]
+    assert {e.question for e in general_own} == {GENERAL_QUESTION}  # the rule agents' one general question
+    assert len(general_own) == len({s.domain for s in bank.values()})  # once per domain
+    without = router_data.default_examples(list(bank.values()), per_question=1, exclude=[router_data.OWN_AGENTS])
+    assert len(without) == len(examples) - len(own)
+    assert router_data.OWN_AGENTS not in {e.source for e in without}
+    with pytest.raises(ValueError, match="unknown source"):
+        router_data.default_examples(list(bank.values()), per_question=1, exclude=["nope"])
 
 
 def test_decisions_are_remembered_per_scenario_object(bank):
