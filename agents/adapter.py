@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .base import Agent, PolicyInput, PolicyOutput, make_agent
+from .base import Agent, PolicyInput, PolicyOutput
+from .registry import make_agent
 
 
 class RuleAgentPolicy:

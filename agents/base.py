@@ -1,10 +1,12 @@
-"""The Agent and Policy protocols and the registries behind ``make_agent`` / ``make_policy``.
+"""The Agent and Policy protocols and the records a policy reads and writes.
 
 An :class:`Agent` plays one episode at a time (observation -> action text).
 A :class:`Policy` acts for many episodes at once (``act_batch``), which is
 what the batched rollout engine (:mod:`eval.engine`) drives; every agent is
 also a policy through :class:`agents.adapter.RuleAgentPolicy`, and any model
-is one through :class:`agents.llm.policy.ModelPolicy`.
+is one through :class:`agents.llm.policy.ModelPolicy`. The agent names live in
+:mod:`agents.registry` (``make_agent``), the policy factory in :mod:`agents.factory`
+(``make_policy``); this module imports neither, so both may import it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
-
-from hear2act_env.registry import resolve
 
 
 @runtime_checkable
@@ -77,50 +77,3 @@ def close_policy(policy: object) -> None:
     close = getattr(policy, "close", None)
     if callable(close):
         close()
-
-
-# name -> "module:Class"; imported on use so that heavy agents cost nothing until asked for.
-AGENTS: dict[str, str] = {
-    "random": "agents.baselines:RandomAgent",
-    "confirm": "agents.baselines:ConfirmImmediatelyAgent",
-    "options-value": "agents.baselines:OptionsValueAgent",
-    "transcript-rule": "agents.rule:TranscriptRuleAgent",
-    "state-rule": "agents.rule:StateAwareRuleAgent",
-    "oracle": "agents.oracle:OracleAgent",
-}
-# Keyword arguments of make_policy that configure the policy, not the backend.
-POLICY_KWARGS = ("assistant", "reasoning", "name", "record_prompts", "stop")
-
-
-def make_agent(name: str, **kwargs: Any) -> Agent:
-    """Instantiate a registered agent by name."""
-    return resolve(AGENTS, name, "agent")(**kwargs)
-
-
-def make_policy(spec: str, *, access: str, **kwargs: Any) -> Policy:
-    """A policy from a registered agent name (``state-rule``, ...) or a model spec.
-
-    Model specs: ``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``,
-    ``qwen2audio:PATH`` (``scripted:FILE.json`` replays texts, for tests).
-    Keyword arguments: ``assistant`` (``"spoken"``/``"text"``), ``reasoning``,
-    ``name`` and ``record_prompts`` go to the policy, the rest to the agent or
-    backend (e.g. ``max_new_tokens``, ``temperature``, ``concurrency``).
-    """
-    from .llm import BACKENDS, make_backend, split_spec
-
-    if spec in AGENTS:
-        from .adapter import RuleAgentPolicy
-
-        return RuleAgentPolicy(spec, access=access, **kwargs)
-    prefix, _ = split_spec(spec)
-    if not prefix:
-        raise ValueError(
-            f"unknown agent {spec!r}; choose a registered agent {sorted(AGENTS)} "
-            f"or a model spec PREFIX:TARGET with PREFIX in {sorted(BACKENDS)}"
-        )
-    from .llm.policy import ModelPolicy
-
-    policy_kw = {k: kwargs.pop(k) for k in POLICY_KWARGS if k in kwargs}
-    backend = make_backend(spec, **kwargs)
-    policy_kw.setdefault("name", spec)
-    return ModelPolicy(backend, access=access, **policy_kw)

@@ -12,7 +12,7 @@ from typing import Any
 
 from hear2act_env import Scenario, load_scenarios
 from hear2act_env.dialogue.actions import format_action
-from hear2act_env.dialogue.matching import Matcher, default_matcher
+from hear2act_env.dialogue.matchers import Matcher, default_matcher
 
 
 def targeted_question(scenario: Scenario, level: int, matcher: Matcher | None = None) -> str:

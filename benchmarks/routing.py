@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from hear2act_env import load_scenarios
-from hear2act_env.dialogue.matching import resolve_matcher
+from hear2act_env.dialogue.matchers import resolve_matcher
 from hear2act_env.dialogue.question_sets import read_rows, tally
 from hear2act_env.scenarios import Scenario
 
@@ -40,9 +40,9 @@ COLD_QUESTION = "Is there anything you would rather avoid?"
 
 
 def _clear_question_caches() -> None:
-    from hear2act_env.dialogue import matching, router
+    from hear2act_env.dialogue import router, words
 
-    for fn in (matching._stems, matching._question_stems, matching._frames, matching.about_the_user,
+    for fn in (words.stems, words.question_stems, words.frames, words.about_the_user,
                router.question_features):
         fn.cache_clear()
 

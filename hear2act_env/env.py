@@ -18,7 +18,8 @@ from .access import ACCESS, SPEECH_KEYS, Access, get  # noqa: F401 -- SPEECH_KEY
 from .audio_space import AudioSpace
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
 from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
-from .dialogue.matching import DEFAULT_MATCHER, Matcher, Target, resolve_matcher
+from .dialogue.matchers import DEFAULT_MATCHER, resolve_matcher
+from .dialogue.matching import Matcher, Target
 from .dialogue.realizer import Realizer
 from .privileged import GroundTruth, fork, ground_truth
 from .scenarios import BANK_FILE, Scenario, ScenarioError, load_scenarios, validate

@@ -29,10 +29,13 @@ from pathlib import Path
 import pytest
 
 from hear2act_env import load_scenarios
-from hear2act_env.dialogue import matching, question_sets
-from hear2act_env.dialogue.matching import match_question, normalize, resolve_matcher, stem, table_for
+from hear2act_env.dialogue import matchers, matching, question_sets
+from hear2act_env.dialogue.matchers import resolve_matcher
+from hear2act_env.dialogue.matching import match_question, normalize, stem, table_for
 from hear2act_env.dialogue.question_sets import tally
 from hear2act_env.dialogue.stemmer import stem as porter2
+from hear2act_env.dialogue.words import question_stems
+from hear2act_env.dialogue.words import words as split_words
 from hear2act_env.scenarios.content import slugify
 
 DATA = Path(__file__).parent / "data"
@@ -196,7 +199,7 @@ def test_porter2_reference_words(word, expected):
 def test_porter2_agrees_with_snowballstemmer_when_installed(bank):
     snowball = pytest.importorskip("snowballstemmer").stemmer("english")
     words = {w for s in bank.values() for a in s.attributes for p in (*a.keywords, *a.values, a.label)
-             for w in matching._words(p)}
+             for w in split_words(p)}
     assert words
     assert [w for w in sorted(words) if porter2(w) != snowball.stemWord(w)] == []
 
@@ -229,7 +232,7 @@ def test_tables_follow_the_scenario_object_not_its_id():
 
 def test_matcher_registry():
     assert resolve_matcher("lexical") is match_question
-    assert matching.DEFAULT_MATCHER == "learned" and "learned" in matching.MATCHERS
+    assert matchers.DEFAULT_MATCHER == "learned" and "learned" in matchers.MATCHERS
     def custom(scenario, question):
         return None
 
@@ -373,7 +376,7 @@ def test_trade_off_frame_never_targets_the_price_when_another_attribute_is_named
 def test_set_phrases_read_as_one_word():
     assert normalize("Do you pay up front?") == normalize("Do you pay upfront?")
     assert normalize("only after work") == normalize("only evening")
-    assert "spend" not in matching._question_stems("How much time are you willing to spend cooking?")
+    assert "spend" not in question_stems("How much time are you willing to spend cooking?")
     # "how ... pay" asks for the way of paying; "how much ... pay" for the amount
     assert "paymethod" in normalize("How would you like to pay tuition?")
     assert "paymethod" not in normalize("How much would you pay?")

@@ -108,7 +108,7 @@ def test_plugins_are_listed_without_importing_them(site):
         import json, sys
         from hear2act_env.speech.renderers import RENDERERS
         from agents.llm import BACKENDS
-        from hear2act_env.dialogue.matching import MATCHERS
+        from hear2act_env.dialogue.matchers import MATCHERS
         from training.rewards import REWARDS
         print(json.dumps([sorted(RENDERERS), sorted(BACKENDS), sorted(MATCHERS), sorted(REWARDS),
                           "myplug" in sys.modules]))

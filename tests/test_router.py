@@ -30,7 +30,8 @@ import pytest
 
 from hear2act_env import load_scenarios
 from hear2act_env.dialogue import router as router_mod
-from hear2act_env.dialogue.matching import default_matcher, match_question, resolve_matcher
+from hear2act_env.dialogue.matchers import default_matcher, resolve_matcher
+from hear2act_env.dialogue.matching import match_question
 from hear2act_env.dialogue.question_sets import read_rows, tally
 from hear2act_env.dialogue.router import Router, candidates, question_features, route
 from hear2act_env.scenarios import Scenario
@@ -187,12 +188,12 @@ def test_bad_weight_files_fail_with_the_path(tmp_path):
 # -- fitting ---------------------------------------------------------------------------------------
 def test_fitting_is_deterministic_and_learns(bank):
     pytest.importorskip("scipy")
-    from hear2act_env.dialogue import router_fit
+    from training import router_data, router_fit
 
     path = DATA / "routing_train" / "budget-airline-tickets.txt"
     by_domain = {"budget-airline-tickets": [s for s in bank.values() if s.domain == "budget airline tickets"]}
-    rows = list(router_fit.read_domain_lines(path))
-    examples = router_fit.domain_examples(rows, by_domain, per_question=1)
+    rows = list(router_data.read_domain_lines(path))
+    examples = router_data.domain_examples(rows, by_domain, per_question=1)
     a = router_fit.fit(examples, steps=60, l2_domain=1e-6, l2_shared=1e-6)
     b = router_fit.fit(examples, steps=60, l2_domain=1e-6, l2_shared=1e-6)
     assert a == b
@@ -204,12 +205,26 @@ def test_fitting_is_deterministic_and_learns(bank):
 
 
 def test_training_files_name_real_domains_and_attributes(bank):
-    from hear2act_env.dialogue import router_fit
+    from training import router_data
 
-    examples = router_fit.default_examples(list(bank.values()), per_question=1)
+    examples = router_data.default_examples(list(bank.values()), per_question=1)
     assert len({e.question for e in examples}) > 8000
     for e in examples:
         assert e.labels <= {c.name for c in candidates(e.scenario)}, e
+    # Every row comes from a declared source; the project's own agents' questions are their own subset,
+    # and leaving it out removes exactly those rows (nothing else is tagged with it).
+    assert {e.source for e in examples} == set(router_data.SOURCES)
+    own = [e for e in examples if e.source == router_data.OWN_AGENTS]
+    from agents.rule import GENERAL_QUESTION
+
+    general_own = [e for e in own if e.labels == frozenset({router_mod.GENERAL})]
+    assert {e.question for e in general_own} == {GENERAL_QUESTION}  # the rule agents' one general question
+    assert len(general_own) == len({s.domain for s in bank.values()})  # once per domain
+    without = router_data.default_examples(list(bank.values()), per_question=1, exclude=[router_data.OWN_AGENTS])
+    assert len(without) == len(examples) - len(own)
+    assert router_data.OWN_AGENTS not in {e.source for e in without}
+    with pytest.raises(ValueError, match="unknown source"):
+        router_data.default_examples(list(bank.values()), per_question=1, exclude=["nope"])
 
 
 def test_decisions_are_remembered_per_scenario_object(bank):
@@ -252,7 +267,7 @@ def decision_pairs(bank) -> list[tuple[str, str]]:
     a domain file's question (``routing_train/*.txt``) on two of the domain's scenarios, in turn, so that
     every scenario of the domain is met.
     """
-    from hear2act_env.dialogue.router_fit import read_domain_lines
+    from training.router_data import read_domain_lines
 
     names = [*HELD_OUT_SETS, *(f"routing_train/{p.name}" for p in sorted((DATA / "routing_train").glob("*.jsonl")))]
     pairs = [(r["scenario_id"], r["question"]) for name in names for r in read_rows(DATA / name)]

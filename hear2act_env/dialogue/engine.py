@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 from ..scenarios import Scenario
 from .actions import Action
-from .matching import Matcher, Target, default_matcher
+from .matchers import default_matcher
+from .matching import Matcher, Target
 
 RESOLVED, RELUCTANT, CONCERN, REJECTION = "resolved", "reluctant", "concern", "rejection"
 STATES = (RESOLVED, RELUCTANT, CONCERN, REJECTION)

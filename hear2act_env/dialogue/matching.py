@@ -47,49 +47,38 @@ and the domain's topic words, are computed once and shared by the scenarios
 that have the same attribute (:func:`_target_phrases`), so a scenario adds
 only its needs' statement words and the sharing rule; a question's words are
 stemmed through an LRU cache.
-``MATCHERS`` maps a matcher name (the env's ``matcher=`` argument) to its
-factory: ``"learned"`` (:mod:`.router`, the default: a linear model over
-words and this module's evidence, fitted on independently written
-questions), ``"lexical"`` (this module alone) and ``"semantic"``
-(:mod:`.semantic`: lexical first, then a sentence encoder for near misses;
-``pip install "hear2act[semantic]"``).
+Words, frames and a domain's topic come from :mod:`.words` (shared with the
+learned router); the matcher registry (``MATCHERS``, ``resolve_matcher``) is
+:mod:`.matchers`.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.metadata import EntryPoint
-from pathlib import Path
 from typing import Any
 
-from ..plugins import PluginError, PluginRegistry, describe, load_entry_point
 from ..scenarios import Scenario
-from .lexicon import (
-    COMPARATIVES,
-    COST,
-    FAMILIES,
-    IDIOMS,
-    OPEN_FRAME,
-    OPTION_FRAME,
-    PREFERENCE_FRAME,
-    PROTECTED,
-    STOP,
-    TRADEOFF_FRAME,
-    USER_FRAME,
-    USER_FRAMES,
-    USER_LIFE,
-    WEAK,
-)
 from .stemmer import stem
+from .words import (
+    COST_STEMS,
+    FAMILY_STEMS,
+    STOP_STEMS,
+    WEAK_STEMS,
+    about_the_user,
+    domain_file,
+    frames,
+    normalize,
+    question_stems,
+    topic_stems,
+)
+from .words import stems as text_stems
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-_DOMAINS_DIR = Path(__file__).resolve().parent.parent / "data" / "domains"
+__all__ = ["Matcher", "Table", "Target", "about_the_user", "decide", "match_question", "normalize", "raw_scores",
+           "scores", "stem", "table_for"]
 
 THRESHOLD = 0.8  # matched weight that makes a question targeted
 PREFERENCE_THRESHOLD = 0.3  # in a preference frame ("any preference on how ..."), a weaker match names the attribute
@@ -115,76 +104,10 @@ class Target:
     level: int | None  # need level when kind == "need"
 
 
-# -- words -------------------------------------------------------------------------------------
-_IDIOMS = re.compile("|".join(f"(?:{p})" for p in IDIOMS))
-_IDIOM_PATTERNS = tuple((re.compile(p), w) for p, w in IDIOMS.items())
-
-
-def _idiom(match: re.Match[str]) -> str:
-    return next(w for p, w in _IDIOM_PATTERNS if p.fullmatch(match.group(0)))
-
-
-def _words(text: str) -> list[str]:
-    """Lower-case words; hyphenated words also yield their parts ("carry-on" -> carry, on)."""
-    out: list[str] = []
-    text = _IDIOMS.sub(_idiom, text.lower().replace("'", "").replace("\u2019", ""))
-    for tok in _TOKEN.findall(text):
-        out.extend(COMPARATIVES.get(part, part) for part in tok.split("-"))
-    return out
-
-
-@lru_cache(maxsize=8192)
-def _stems(text: str) -> tuple[str, ...]:
-    return tuple(w if w in PROTECTED else stem(w) for w in _words(text))
-
-
-_USER_FRAME = re.compile(USER_FRAME)
-_USER_PHRASES = re.compile("|".join(USER_FRAMES))
-_USER_LIFE = re.compile(USER_LIFE)
-_OPTION_FRAME = re.compile(OPTION_FRAME)
-_PREFERENCE_FRAME = re.compile(PREFERENCE_FRAME)
-_TRADEOFF_FRAME = re.compile(TRADEOFF_FRAME)
-_OPEN_FRAME = re.compile(OPEN_FRAME)
-
-
-@lru_cache(maxsize=8192)
-def _frames(question: str) -> tuple[bool, bool, bool]:
-    """(open, preference, trade-off): the frames a question is put in, read once per question."""
-    text = question.lower().replace("\u2019", "'")
-    return bool(_OPEN_FRAME.search(text)), bool(_PREFERENCE_FRAME.search(text)), bool(_TRADEOFF_FRAME.search(text))
-
-
-@lru_cache(maxsize=8192)
-def about_the_user(question: str) -> bool:
-    """A question about the user's own life, history or time, not put in an option frame."""
-    text = question.lower().replace("\u2019", "'")
-    return bool(_USER_LIFE.search(text)) and not _OPTION_FRAME.search(text)
-
-
-@lru_cache(maxsize=8192)
-def _question_stems(question: str) -> tuple[str, ...]:
-    """A question's stems, with how-phrases about the user's own habits and plans dropped."""
-    text = _USER_FRAME.sub("how", question.lower().replace("\u2019", "'"))
-    return _stems(_USER_PHRASES.sub(" ", text))
-
-
-def normalize(text: str) -> str:
-    """Lower-case, unpunctuated, stemmed words joined by single spaces."""
-    return " ".join(_stems(text))
-
-
-_STOP_STEMS = frozenset(stem(w) for w in STOP for w in _words(w))
-_WEAK_STEMS = frozenset(stem(w) for w in WEAK for w in _words(w)) - _STOP_STEMS
-_COST_STEMS = frozenset(stem(w) for w in COST for w in _words(w))
-_FAMILY_STEMS: tuple[frozenset[str], ...] = tuple(
-    frozenset(s for w in fam for s in _stems(w)) - _STOP_STEMS for fam in FAMILIES
-)
-
-
 def _word_weight(s: str, strong_cost: bool) -> float:
-    if s in _STOP_STEMS:
+    if s in STOP_STEMS:
         return 0.0
-    if s in _WEAK_STEMS and not (strong_cost and s in _COST_STEMS):
+    if s in WEAK_STEMS and not (strong_cost and s in COST_STEMS):
         return WEAK_WEIGHT
     return 1.0
 
@@ -192,8 +115,8 @@ def _word_weight(s: str, strong_cost: bool) -> float:
 @lru_cache(maxsize=65_536)
 def _is_cost(stems: tuple[str, ...]) -> bool:
     """A phrase that only talks about cost ("pay", "pay more", "cost extra"): the trade-off rule's words."""
-    content = [s for s in stems if s not in _STOP_STEMS]
-    return any(s in _COST_STEMS for s in content) and all(s in _COST_STEMS or s in _WEAK_STEMS for s in content)
+    content = [s for s in stems if s not in STOP_STEMS]
+    return any(s in COST_STEMS for s in content) and all(s in COST_STEMS or s in WEAK_STEMS for s in content)
 
 
 @lru_cache(maxsize=65_536)
@@ -215,53 +138,10 @@ class Table:
     index: dict[str, tuple[tuple[tuple[str, ...], float, int, bool], ...]]
 
 
-@lru_cache(maxsize=64)
-def _domain_file(domain: str) -> dict[str, Any] | None:
-    """The domain's content file (for attributes this scenario lacks and topic words), if bundled."""
-    slug = re.sub(r"[^a-z0-9]+", "-", domain.lower().replace("'", "")).strip("-")
-    path = _DOMAINS_DIR / f"{slug}.json"
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _topic_stems(scenario: Scenario) -> frozenset[str]:
-    """Words that name the domain's subject: the domain name and words common to its requests."""
-    if _persona_requests(scenario.domain):  # the domain's personas, not this scenario's: once per domain
-        return _domain_topic(scenario.domain)
-    return _topic_from(scenario.domain, (scenario.request,))
-
-
-@lru_cache(maxsize=64)
-def _persona_requests(domain: str) -> tuple[str, ...]:
-    data = _domain_file(domain)
-    if data is None:
-        return ()
-    return tuple(str(p.get("request", "")) for p in data.get("personas", []) if isinstance(p, dict))
-
-
-@lru_cache(maxsize=64)
-def _domain_topic(domain: str) -> frozenset[str]:
-    return _topic_from(domain, _persona_requests(domain))
-
-
-def _topic_from(domain: str, texts: tuple[str, ...]) -> frozenset[str]:
-    counts: dict[str, int] = {}
-    for t in texts:
-        for s in set(_stems(t)):
-            counts[s] = counts.get(s, 0) + 1
-    common = {s for s, c in counts.items() if c >= max(2, len(texts) // 4)}
-    return frozenset((set(_stems(domain)) | common) - _STOP_STEMS)
-
-
 def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
     words = {s for phrase in own for s in phrase}
     out: set[tuple[str, ...]] = set()
-    for fam in _FAMILY_STEMS:
+    for fam in FAMILY_STEMS:
         if fam & words:
             out.update((s,) for s in fam)
     return out
@@ -293,8 +173,8 @@ def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...],
         _add(entries, stems, weight, primary)
 
     strong_cost = kind == "visible"
-    own_stems = [_stems(p.replace("_", " ")) for p in own]
-    value_stems = [_stems(v) for v in values]
+    own_stems = [text_stems(p.replace("_", " ")) for p in own]
+    value_stems = [text_stems(v) for v in values]
     for st in own_stems:
         weight = 1.0 if len(st) == 2 and st[0] == "how" else _phrase_weight(st, strong_cost)
         add(st, weight, True)
@@ -304,15 +184,15 @@ def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...],
     title: frozenset[tuple[str, ...]] = frozenset()
     if kind != "visible":  # its own single words, for the sole-owner rule
         named = frozenset(st for st in own_stems if len(st) == 1)
-        title = frozenset({_stems(attribute.replace("_", " ")), _stems(label)})
+        title = frozenset({text_stems(attribute.replace("_", " ")), text_stems(label)})
     for st in value_stems:
         add(st, _phrase_weight(st), True)  # the whole value, as written
         for s in st:  # and each of its words, the topic ones faintly
             add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), False)
     for st in _family_words(own_stems + value_stems):
         add(st, _phrase_weight(st, strong_cost), False)
-    if kind == "visible" and not values and _COST_STEMS & {w for st in own_stems for w in st}:
-        for w in _COST_STEMS:  # a price-like visible attribute is reached by every cost word
+    if kind == "visible" and not values and COST_STEMS & {w for st in own_stems for w in st}:
+        for w in COST_STEMS:  # a price-like visible attribute is reached by every cost word
             add((w,), 1.0, False)
     return entries, named, title, _singles(entries)
 
@@ -329,19 +209,19 @@ def _said_phrases(phrases: _Phrases, said: tuple[str, ...], topic: frozenset[str
         return phrases
     entries = dict(phrases)
     for text in said:
-        for s in set(_stems(text)):
-            if s not in _STOP_STEMS and s not in _WEAK_STEMS:
+        for s in set(text_stems(text)):
+            if s not in STOP_STEMS and s not in WEAK_STEMS:
                 _add(entries, (s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, False)
     return entries
 
 
 def _build(scenario: Scenario) -> Table:
     needs = {n.attribute: n for n in scenario.needs}
-    topic = _topic_stems(scenario)
+    topic = topic_stems(scenario)
     targets: list[Target] = []
 
     present = {a.name for a in scenario.attributes}
-    data = _domain_file(scenario.domain)
+    data = domain_file(scenario.domain)
     absent: list[dict[str, Any]] = []
     if data is not None:
         absent = [a for a in data.get("attributes", []) if isinstance(a, dict) and a.get("name") not in present]
@@ -388,7 +268,7 @@ def _build(scenario: Scenario) -> Table:
             if len(stems) == 1:
                 n_own = owners.get(stems, 0)
                 if primary:
-                    if n_own == 1 and stems[0] in _WEAK_STEMS and stems in named.get(ti, ()):
+                    if n_own == 1 and stems[0] in WEAK_STEMS and stems in named.get(ti, ()):
                         # An attribute's own weak keyword, nobody else's; its name or label counts whole
                         # ("setting", "time" for a table time).
                         weight = 1.0 if stems in title.get(ti, ()) else SOLE_WEAK_WEIGHT
@@ -405,7 +285,7 @@ def _build(scenario: Scenario) -> Table:
                 listed.append(entry)
     frozen = {k: (v[0],) if len(v) == 1 else tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
-    domain = tuple(w for w in _stems(scenario.domain) if w not in _STOP_STEMS)
+    domain = tuple(w for w in text_stems(scenario.domain) if w not in STOP_STEMS)
     return Table(tuple(targets), domain, numeric, frozen)
 
 
@@ -431,12 +311,12 @@ def table_for(scenario: Scenario) -> Table:
 # -- scoring -----------------------------------------------------------------------------------
 def scores(scenario: Scenario, question: str) -> dict[Target, float]:
     """Matched weight per attribute (before the threshold and the trade-off rule)."""
-    return {t: w for t, (w, _cost) in _scores(table_for(scenario), question).items()}
+    return {t: w for t, (w, _cost) in raw_scores(table_for(scenario), question).items()}
 
 
-def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
+def raw_scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
     """Per attribute: (matched weight, the part of it from cost phrases such as "pay more")."""
-    words = _question_stems(question)
+    words = question_stems(question)
     dom = table.domain
     if dom and len(words) >= len(dom):  # "when choosing budget airline tickets": the category, not the budget
         n = len(dom)
@@ -475,14 +355,14 @@ def _scores(table: Table, question: str) -> dict[Target, tuple[float, float]]:
 def match_question(scenario: Scenario, question: str) -> Target | None:
     """The attribute a question is targeted at, or ``None`` for a general question."""
     table = table_for(scenario)
-    return decide(table, question, _scores(table, question))
+    return decide(table, question, raw_scores(table, question))
 
 
 def decide(table: Table, question: str, raw: dict[Target, tuple[float, float]]) -> Target | None:
-    """The lexical decision from a question's scores (``_scores``): thresholds, frames, the trade-off rule."""
+    """The lexical decision from a question's scores (:func:`raw_scores`): thresholds, frames, the trade-off rule."""
     numeric = table.numeric
     tradeoff = any(c > 0 for t, (_w, c) in raw.items() if t.attribute in numeric and t.kind == "visible")
-    is_open, preference, tradeoff_frame = _frames(question)
+    is_open, preference, tradeoff_frame = frames(question)
     floor = OPEN_THRESHOLD if is_open else PREFERENCE_THRESHOLD if preference else THRESHOLD
     tradeoff_floor = OPEN_THRESHOLD if is_open else TRADEOFF_THRESHOLD
     hits = {
@@ -505,51 +385,4 @@ def decide(table: Table, question: str, raw: dict[Target, tuple[float, float]]) 
     return None if best.kind == "absent" else best
 
 
-# -- matcher registry --------------------------------------------------------------------------
 Matcher = Callable[[Scenario, str], "Target | None"]
-
-
-def _semantic() -> Matcher:
-    from .semantic import SemanticMatcher  # torch + transformers: imported only when asked for
-
-    return SemanticMatcher()
-
-
-def _learned() -> Matcher:
-    from .router import route  # imports this module: resolved on first use
-
-    return route
-
-
-def _plugin_matcher(ep: EntryPoint) -> Callable[[], Matcher]:
-    """A "hear2act.matchers" entry point: a matcher function, or a class whose no-argument instance is one."""
-
-    def make() -> Matcher:
-        obj = load_entry_point(ep, "matcher")
-        matcher = obj() if isinstance(obj, type) else obj
-        if not callable(matcher):
-            raise PluginError(f"matcher plugin {ep.name!r}: entry point {describe(ep)} gave {matcher!r}, "
-                              "not a callable (scenario, question) -> Target | None")
-        return matcher
-
-    return make
-
-
-# name -> factory of the matcher; plus the "hear2act.matchers" entry points (hear2act_env.plugins).
-MATCHERS: PluginRegistry[Callable[[], Matcher]] = PluginRegistry(
-    "matcher", {"learned": _learned, "lexical": lambda: match_question, "semantic": _semantic}, _plugin_matcher)
-DEFAULT_MATCHER = "learned"
-
-
-def default_matcher() -> Matcher:
-    """The matcher envs and the user engine use unless told otherwise (:data:`DEFAULT_MATCHER`)."""
-    return MATCHERS[DEFAULT_MATCHER]()
-
-
-def resolve_matcher(matcher: str | Matcher) -> Matcher:
-    """A matcher from its registered name, or a callable ``(scenario, question) -> Target | None``."""
-    if callable(matcher):
-        return matcher
-    if isinstance(matcher, str) and matcher in MATCHERS:
-        return MATCHERS[matcher]()
-    raise ValueError(f"matcher must be one of {tuple(MATCHERS)} or a callable, got {matcher!r}")

@@ -6,15 +6,15 @@ work while they have your car?" is about a loaner, or that "How many people do
 you usually cook for?" asks about the user, not the oven. Those are facts
 about how assistants talk in each domain, and they are learned here from
 questions written by separate processes that saw only what a user of the
-benchmark sees (``tests/data/routing_train/``; :mod:`.router_fit` fits the
-weights).
+benchmark sees (``tests/data/routing_train/``; the tool ``python -m training.router_fit``
+fits the weights, outside the simulator).
 
 **Model.** For a question in a scenario the candidates are every attribute of
 the scenario's domain (those the scenario lacks too) and *general*. Each
 candidate's score is a sum of
 
 - learned word weights: the question's features (Porter2 stems, stem bigrams
-  and the frames of :mod:`.matching`: open, preference, trade-off, about the
+  and the frames of :mod:`.words`: open, preference, trade-off, about the
   user) dotted with the weights of the candidate's classes: the domain's
   attribute (``"<domain>/<attribute>"``), the attribute across domains for the
   visible price and rating (``"*/price"``), or general (``"*/general"`` and
@@ -29,7 +29,7 @@ candidate's score is a sum of
 
 General's score gets a fixed ``general_offset`` (stored with the weights;
 chosen on the validation set ``tests/data/heldout_questions_v2.jsonl`` to
-balance need-targeted and general accuracy, see :mod:`.router_fit`).
+balance need-targeted and general accuracy, see ``training/router_fit.py``).
 The highest score wins (ties: the order of the candidates, so deterministic);
 an attribute the scenario lacks, or general, routes to ``None``. A domain with
 no learned weights (a custom scenario) falls back on the lexical evidence and
@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scenarios import Scenario
-from . import matching
+from . import matching, words
 from .matching import THRESHOLD, Target
 
 WEIGHTS_PATH = Path(__file__).resolve().parent.parent / "data" / "router.json.gz"
@@ -85,13 +85,13 @@ def slug(domain: str) -> str:
 @lru_cache(maxsize=16384)
 def question_features(question: str) -> tuple[str, ...]:
     """A question's binary features: stems (``u:``), stem bigrams (``b:``), frames (``f:``) and a bias."""
-    stems = matching._stems(question)
+    stems = words.stems(question)
     feats = {"bias"}
     feats.update("u:" + s for s in stems)
     feats.update(f"b:{a}_{b}" for a, b in itertools.pairwise(stems))
-    is_open, preference, tradeoff = matching._frames(question)
+    is_open, preference, tradeoff = words.frames(question)
     for name, on in (("open", is_open), ("preference", preference), ("tradeoff", tradeoff),
-                     ("user", matching.about_the_user(question))):
+                     ("user", words.about_the_user(question))):
         if on:
             feats.add("f:" + name)
     return tuple(sorted(feats))
@@ -118,7 +118,7 @@ class _ScenarioTexts:
 
 
 def _content(text: str, topic: frozenset[str]) -> frozenset[str]:
-    return frozenset(matching._stems(text)) - matching._STOP_STEMS - matching._WEAK_STEMS - topic
+    return frozenset(words.stems(text)) - words.STOP_STEMS - words.WEAK_STEMS - topic
 
 
 def _texts(scenario: Scenario) -> _ScenarioTexts:
@@ -126,7 +126,7 @@ def _texts(scenario: Scenario) -> _ScenarioTexts:
 
 
 def _build_texts(scenario: Scenario) -> _ScenarioTexts:
-    topic = matching._topic_stems(scenario)
+    topic = words.topic_stems(scenario)
     return _ScenarioTexts(
         _candidates(scenario),
         {n.attribute: _content(f"{n.statement} {n.hint}", topic) for n in scenario.needs},
@@ -147,7 +147,7 @@ def _candidates(scenario: Scenario) -> tuple[Candidate, ...]:
         keys = (f"{d}/{a.name}", f"*/{a.name}") if a.kind == "visible" else (f"{d}/{a.name}",)
         out.append(Candidate(a.name, keys, Target(a.name, a.kind, needs.get(a.name))))
     present = {a.name for a in scenario.attributes}
-    data = matching._domain_file(scenario.domain) or {}
+    data = words.domain_file(scenario.domain) or {}
     for raw in data.get("attributes", []):
         name = str(raw.get("name")) if isinstance(raw, dict) else ""
         if name and name not in present:
@@ -160,23 +160,23 @@ def lexical_evidence(scenario: Scenario, question: str, cands: tuple[Candidate, 
     """Per candidate, the lexical features named in :data:`PSI`."""
     table = matching.table_for(scenario)
     texts = _texts(scenario)
-    words = _content(question, frozenset())
-    scored = matching._scores(table, question)
+    said = _content(question, frozenset())
+    scored = matching.raw_scores(table, question)
     raw = {t.attribute: wc for t, wc in scored.items()}
     pick = matching.decide(table, question, scored)
-    tradeoff = matching._frames(question)[2]
+    tradeoff = words.frames(question)[2]
     numeric = table.numeric
     out = []
     for c in cands:
         if c.name == GENERAL:
-            persona = min(len(words & texts.persona_words), OVERLAP_CAP)
+            persona = min(len(said & texts.persona_words), OVERLAP_CAP)
             out.append((0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(pick is None), 0.0, persona))
             continue
         w, cost = raw.get(c.name, (0.0, 0.0))
         is_num = float(c.name in numeric)
         out.append((min(w, LEX_CAP), min(cost, LEX_CAP), float(pick is not None and pick.attribute == c.name),
                     float(w >= THRESHOLD), is_num, is_num * float(tradeoff), 0.0,
-                    min(len(words & texts.need_words.get(c.name, frozenset())), OVERLAP_CAP), 0.0))
+                    min(len(said & texts.need_words.get(c.name, frozenset())), OVERLAP_CAP), 0.0))
     return out
 
 

@@ -209,9 +209,9 @@ class FeaturePerceiver:
 
     def enroll(self, renderer, voice: str | None = None) -> Baseline:
         """Measure a voice's neutral baseline from unlabeled neutral speech (no state labels)."""
-        from .enrollment import neutral_baseline
+        from .neutral_speech import neutral_features
 
-        self.baseline = neutral_baseline(renderer, voice)
+        self.baseline = Baseline.measure(neutral_features(renderer, voice))
         return self.baseline
 
     def adapt(self, renderer, voice: str | None = None) -> Baseline:
