@@ -205,15 +205,20 @@ class EpisodeGRPOTrainer(_trainer_base()):
 
 def evaluate_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, access: str, reasoning: bool,
                    max_new_tokens: int, realization: str = "prosody", seed: int = 10_000,
-                   reward: EpisodeReward | None = None, batch_size: int = 16) -> dict[str, float]:
-    """Greedy held-out play through ``ModelPolicy(HFBackend)`` -- what ``hear2act rollout --agent hf:`` runs."""
+                   reward: EpisodeReward | None = None, batch_size: int = 16,
+                   temperature: float = 0.0) -> dict[str, float]:
+    """Held-out play through ``ModelPolicy(HFBackend)`` -- what ``hear2act rollout --agent hf:`` runs.
+
+    Greedy by default; ``temperature > 0`` samples with HFBackend's per-request seeds (episode seed, turn), as
+    ``hear2act rollout --temperature T`` does.
+    """
     from agents.llm.hf import HFBackend
     from agents.llm.policy import ModelPolicy
 
     was_training = model.training
     try:
         backend = HFBackend("in-memory", model=model, tokenizer=tokenizer, max_new_tokens=max_new_tokens,
-                            temperature=0.0, device=str(next(model.parameters()).device))
+                            temperature=temperature, device=str(next(model.parameters()).device))
         policy = ModelPolicy(backend, access=access, reasoning=reasoning)
         rows = play(policy, list(scenario_ids), access=access, realization=realization, seed=seed,
                     config=reward or EpisodeReward(), batch_size=batch_size)
@@ -224,7 +229,7 @@ def evaluate_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, a
 
 def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str, reasoning: bool,
                      max_new_tokens: int, every: int, out: str | Path, realization: str = "prosody",
-                     seed: int = 10_000, reward: EpisodeReward | None = None):
+                     seed: int = 10_000, reward: EpisodeReward | None = None, temperature: float = 0.0):
     """A ``TrainerCallback`` evaluating on the held-out ids at the start, every ``every`` steps and at the end."""
     from transformers import TrainerCallback
 
@@ -239,10 +244,11 @@ def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str
                 return
             summary = evaluate_model(model, tokenizer, scenario_ids, access=access, reasoning=reasoning,
                                      max_new_tokens=max_new_tokens, realization=realization, seed=seed,
-                                     reward=reward)
+                                     reward=reward, temperature=temperature)
             self.history.append({"step": int(state.global_step), **summary})
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps({"scenario_ids": list(scenario_ids), "seed": seed, "access": access,
+                                        "temperature": temperature,
                                         "history": self.history}, indent=1) + "\n", encoding="utf-8")
             print(f"held-out step {state.global_step}: success {summary['success']:.3f} premature "
                   f"{summary['premature_closure']:.3f} reward {summary['reward']:+.3f}", flush=True)
