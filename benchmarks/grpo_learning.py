@@ -47,21 +47,28 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--layers", type=int, default=2, help="tiny LM layers")
     p.add_argument("--teacher", default="explore:0.5", help="SFT teacher (training.episodes.make_reference)")
     p.add_argument("--sft-scenarios", type=int, default=160, help="training-split scenarios the teacher plays")
-    p.add_argument("--sft-steps", type=int, default=80)
-    p.add_argument("--sft-lr", type=float, default=3e-3)
-    p.add_argument("--sft-batch", type=int, default=8)
+    p.add_argument("--sft-steps", type=int, default=60)
+    p.add_argument("--sft-lr", type=float, default=1e-2)
+    p.add_argument("--sft-batch", type=int, default=4)
     p.add_argument("--grpo-steps", type=int, default=30)
     p.add_argument("--grpo-scenarios", type=int, default=120)
-    p.add_argument("--grpo-lr", type=float, default=1e-3)
+    p.add_argument("--grpo-lr", type=float, default=3e-3)
     p.add_argument("--k", type=int, default=8, help="episodes per group (num_generations)")
     p.add_argument("--groups", type=int, default=1, help="groups (episode starts) per GRPO step")
-    p.add_argument("--max-new-tokens", type=int, default=20)
+    p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
     p.add_argument("--eval-every", type=int, default=10)
     p.add_argument("--eval-temperature", type=float, default=1.0, help="0: greedy held-out decoding")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a shared 2-core box)")
     p.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "grpo_learning_curve.png"))
     return p.parse_args(argv)
+
+
+# One token per action tag and per option tag: the tiny LM's decision is then one token (which action, which
+# option) instead of a position inside a dozen punctuation tokens it confuses after a few dozen SFT steps; and one
+# token for each value of the state tag.
+ACTION_TOKENS = ("[ACTION: RECOMMEND]", "[ACTION: ASK]", "[ACTION: CONFIRM]", "[ACTION: CLARIFY]",
+                 *(f"[OPTION: {n}]" for n in range(1, 12)), "(resolved)", "(unresolved)")
 
 
 class LoadMonitor:
@@ -141,7 +148,8 @@ def main(argv: list[str] | None = None) -> dict:
     t = time.perf_counter()
     base = args.model or str(build_tiny_causal_lm(out / "base", seed=args.seed, hidden_size=args.hidden,
                                                   num_layers=args.layers,
-                                                  extra_corpus=_tokenizer_corpus(args.teacher)))
+                                                  extra_corpus=_tokenizer_corpus(args.teacher),
+                                                  added_tokens=ACTION_TOKENS))
     summary_sft = sft.main(["--model", base, "--output_dir", str(out / "sft"), "--access", "T+S",
                             "--teachers", args.teacher, "--n_scenarios", str(args.sft_scenarios),
                             "--max_steps", str(args.sft_steps), "--learning_rate", str(args.sft_lr),

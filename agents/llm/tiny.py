@@ -34,11 +34,12 @@ def training_corpus(n_scenarios: int = 480) -> list[str]:
     return texts
 
 
-def build_tokenizer(vocab_size: int = 4000, extra_corpus: Sequence[str] = ()):
+def build_tokenizer(vocab_size: int = 4000, extra_corpus: Sequence[str] = (), added_tokens: Sequence[str] = ()):
     """A byte-level BPE ``PreTrainedTokenizerFast`` with ChatML specials and chat template.
 
     ``extra_corpus``: more texts to learn merges from (e.g. the replies a model will be taught, so that
-    ``[ACTION: RECOMMEND]`` becomes a few tokens instead of a dozen).
+    ``[ACTION: RECOMMEND]`` becomes a few tokens instead of a dozen); ``added_tokens``: whole strings that become
+    one (non-special) token each, e.g. ``[ACTION: CONFIRM]`` or ``[OPTION: 3]``.
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -52,18 +53,21 @@ def build_tokenizer(vocab_size: int = 4000, extra_corpus: Sequence[str] = ()):
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                    additional_special_tokens=["<|im_start|>"])
     fast.chat_template = CHATML
+    if added_tokens:
+        fast.add_tokens(list(added_tokens))
     return fast
 
 
 def build_tiny_causal_lm(directory: str | Path, *, seed: int = 0, vocab_size: int = 4000, hidden_size: int = 32,
-                         num_layers: int = 2, extra_corpus: Sequence[str] = ()) -> Path:
+                         num_layers: int = 2, extra_corpus: Sequence[str] = (),
+                         added_tokens: Sequence[str] = ()) -> Path:
     """Write a random Qwen2 causal LM + tokenizer to ``directory``; returns the path (loadable by ``hf:``)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(vocab_size, extra_corpus)
+    tokenizer = build_tokenizer(vocab_size, extra_corpus, added_tokens)
     config = Qwen2Config(
         vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
         num_hidden_layers=num_layers,
