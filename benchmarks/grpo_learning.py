@@ -54,7 +54,9 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--grpo-scenarios", type=int, default=120)
     p.add_argument("--grpo-lr", type=float, default=3e-3)
     p.add_argument("--k", type=int, default=8, help="episodes per group (num_generations)")
-    p.add_argument("--groups", type=int, default=1, help="groups (episode starts) per GRPO step")
+    p.add_argument("--groups", type=int, default=2, help="groups (episode starts) per GRPO step")
+    p.add_argument("--turn-cost", type=float, default=0.01, help="episode reward: cost per assistant turn")
+    p.add_argument("--turn-sampling", default="last", help="uniform or last (training.episode_rollout)")
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
     p.add_argument("--eval-every", type=int, default=10)
@@ -99,13 +101,13 @@ def _tokenizer_corpus(teacher: str, n: int = 40) -> list[str]:
     return [m["content"] for r in rows[:200] for m in r["prompt"]] + [r["completion"][0]["content"] for r in rows]
 
 
-def _reference(name: str, ids: list[str], seed: int) -> dict[str, float]:
+def _reference(name: str, ids: list[str], seed: int, turn_cost: float) -> dict[str, float]:
     from hear2act_env import load_scenarios
-    from training.episodes import AgentPolicy, make_reference, play, summarize
+    from training.episodes import AgentPolicy, EpisodeReward, make_reference, play, summarize
 
     bank = load_scenarios()
     return summarize(play(AgentPolicy(lambda: make_reference(name, bank), reasoning=False), ids, access="T+S",
-                          seed=seed))
+                          seed=seed, config=EpisodeReward(turn_cost=turn_cost)))
 
 
 def _plot(history: list[dict], path: Path, title: str, ceiling: dict[str, float]) -> None:
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     held = eval_ids(bundled_split())[::args.eval_stride]
-    refs = {name: _reference(name, held, 10_000) for name in (args.teacher, "explore-tag")}
+    refs = {name: _reference(name, held, 10_000, args.turn_cost) for name in (args.teacher, "explore-tag", "stall")}
     timings: dict[str, float] = {}
     t = time.perf_counter()
     base = args.model or str(build_tiny_causal_lm(out / "base", seed=args.seed, hidden_size=args.hidden,
@@ -166,7 +168,8 @@ def main(argv: list[str] | None = None) -> dict:
                  "--max_completion_length", str(args.max_new_tokens), "--learning_rate", str(args.grpo_lr),
                  "--lr_scheduler_type", "constant", "--seed", str(args.seed), "--eval_every", str(args.eval_every),
                  "--eval_stride", str(args.eval_stride), "--eval_temperature", str(args.eval_temperature),
-                 "--logging_steps", "1", "--save_strategy", "no", "--gradient_checkpointing", "false"]
+                 "--logging_steps", "1", "--save_strategy", "no", "--gradient_checkpointing", "false",
+                 "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling]
     summary_grpo = grpo.main(grpo_argv)
     timings["grpo_s"] = time.perf_counter() - t
     timings["total_s"] = time.perf_counter() - start

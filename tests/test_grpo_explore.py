@@ -57,3 +57,13 @@ def test_tiny_tokenizer_added_tokens_round_trip():
         ids = tok(text, add_special_tokens=False)["input_ids"]
         assert tok.decode(ids) == text
         assert tok.convert_ids_to_tokens(ids[0]) == text.split("]")[0] + "]"
+
+
+def test_rollout_turn_sampling_is_checked():
+    pytest.importorskip("trl")
+    from training.episode_rollout import TURN_SAMPLING, make_rollout_func
+    from training.episodes import EpisodeReward
+
+    assert TURN_SAMPLING == ("uniform", "last")
+    with pytest.raises(ValueError, match="turn_sampling"):
+        make_rollout_func(access="T+S", reward=EpisodeReward(), turn_sampling="first")

@@ -19,6 +19,10 @@ reward (:class:`training.episodes.EpisodeReward`: success with the turn cost,
 plus the process terms scored on each turn). In expectation this is the
 REINFORCE gradient of the episode return with each turn weighted 1/T; GRPO's
 group normalisation compares the K episodes of the same start.
+``turn_sampling="last"`` trains on the episode's last turn instead (the
+decision that closed it, or the last one before the turn limit): a biased
+estimator that puts all the credit on the closing decision, with far less
+variance when episodes are long and one decision decides them.
 
 Held-out evaluation (:class:`HeldOutEval`) plays the held-out scenarios
 (:func:`training.splits.eval_ids`) greedily with
@@ -119,6 +123,9 @@ class SamplingPolicy:
         return outputs
 
 
+TURN_SAMPLING = ("uniform", "last")
+
+
 def episode_reward(completions: Sequence[Any], episode_reward: Sequence[float] | None = None,
                    **kwargs: Any) -> list[float]:
     """The whole episode's reward of each sample, computed by the rollout (a TRL reward function)."""
@@ -142,12 +149,15 @@ def reward_funcs() -> tuple[list[Any], list[float]]:
 
 def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = "prosody", reasoning: bool = False,
                       max_new_tokens: int = 64, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
-                      assistant: str = "spoken", seed: int = 0):
+                      assistant: str = "spoken", seed: int = 0, turn_sampling: str = "uniform"):
     """TRL's ``rollout_func(prompts, trainer)`` playing whole on-policy episodes (see the module docstring).
 
     Needs the rows' ``scenario_id`` / ``seed`` columns: :class:`EpisodeGRPOTrainer`
     exposes the generation batch as ``trainer.episode_inputs``.
     """
+    if turn_sampling not in TURN_SAMPLING:
+        raise ValueError(f"turn_sampling must be one of {TURN_SAMPLING}, got {turn_sampling!r}")
+
     def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         inputs = getattr(trainer, "episode_inputs", None)
         if inputs is None or len(inputs) != len(prompts):
@@ -170,7 +180,8 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
             turns = row["records"]
             if not turns:
                 raise RuntimeError(f"rollout_func: episode {row['key']} has no turn")
-            tau = int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
+            tau = len(turns) - 1 if turn_sampling == "last" else \
+                int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
             out["prompt_ids"].append(turns[tau].extra["prompt_ids"])
             out["completion_ids"].append(turns[tau].extra["completion_ids"])
             out["episode_reward"].append(row["reward"])
