@@ -50,16 +50,18 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sft-steps", type=int, default=60)
     p.add_argument("--sft-lr", type=float, default=1e-2)
     p.add_argument("--sft-batch", type=int, default=4)
-    p.add_argument("--grpo-steps", type=int, default=30)
+    p.add_argument("--grpo-steps", type=int, default=24)
     p.add_argument("--grpo-scenarios", type=int, default=120)
-    p.add_argument("--grpo-lr", type=float, default=3e-3)
+    p.add_argument("--grpo-lr", type=float, default=1e-3)
     p.add_argument("--k", type=int, default=8, help="episodes per group (num_generations)")
     p.add_argument("--groups", type=int, default=2, help="groups (episode starts) per GRPO step")
     p.add_argument("--turn-cost", type=float, default=0.01, help="episode reward: cost per assistant turn")
+    p.add_argument("--scale-rewards", default="none", help="GRPOConfig.scale_rewards: none (advantage = reward - "
+                   "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
     p.add_argument("--turn-sampling", default="last", help="uniform or last (training.episode_rollout)")
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
-    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--eval-every", type=int, default=8)
     p.add_argument("--eval-temperature", type=float, default=1.0, help="0: greedy held-out decoding")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a shared 2-core box)")
     p.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "grpo_learning_curve.png"))
@@ -169,7 +171,8 @@ def main(argv: list[str] | None = None) -> dict:
                  "--lr_scheduler_type", "constant", "--seed", str(args.seed), "--eval_every", str(args.eval_every),
                  "--eval_stride", str(args.eval_stride), "--eval_temperature", str(args.eval_temperature),
                  "--logging_steps", "1", "--save_strategy", "no", "--gradient_checkpointing", "false",
-                 "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling]
+                 "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling,
+                 "--scale_rewards", args.scale_rewards]
     summary_grpo = grpo.main(grpo_argv)
     timings["grpo_s"] = time.perf_counter() - t
     timings["total_s"] = time.perf_counter() - start

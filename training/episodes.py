@@ -18,7 +18,8 @@ keywords in [0, 1], overthinking in [-1, 0], evidence in [-1, 1]), and
 the success weight. Success therefore dominates: a policy that never wins
 (stalling until the turn limit, confirming at once) scores below one that
 solves the task, whatever its reasoning looks like
-(``tests/test_episodes.py`` checks it for every shipped config).
+(``tests/test_episodes.py`` and ``tests/test_grpo_configs.py`` check it for
+every shipped episode-mode config; the state-mode configs are shown not to).
 """
 
 from __future__ import annotations
