@@ -2,28 +2,35 @@
 
     nice -n 10 python benchmarks/grpo_learning.py --out runs/grpo-learning
 
-Recipe (every number is a flag; the defaults are the CPU budget):
+Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
 
-1. build a tiny causal LM locally (:func:`agents.llm.tiny.build_tiny_causal_lm`; no downloads), or take
-   ``--model DIR`` (e.g. a local SmolLM2-135M-Instruct);
-2. ``python -m training.sft``: imitate ``state-rule`` on the training split (P6 prompts, ``[ACTION: ...]``);
+1. build a tiny causal LM locally (:func:`agents.llm.tiny.build_tiny_causal_lm`, hidden 64, 2 layers; no
+   downloads) whose BPE also learns from the teacher's replies and prompts, or take ``--model DIR``;
+2. ``python -m training.sft``: imitate the **words-only exploring teacher** ``explore:0.5``
+   (:class:`training.episodes.ExploringAgent`: after an assent it CONFIRMs with probability 0.5, otherwise it
+   RECOMMENDs a random other option) on the training split. SFT teaches the ``[ACTION: ...]`` format and a
+   random search over options, not the decision: the teacher never reads the state tag, so under Prosody the
+   warm start closes early on an unmet need about half the time;
 3. ``python -m training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
-   (success - 0.05/turn + process terms), held-out evaluation every ``--eval-every`` steps;
-4. print held-out success, premature closure and mean episode reward before (= after SFT) and after GRPO,
-   on the same held-out scenarios and seeds (every ``--eval-stride``-th id of :func:`training.splits.eval_ids`,
-   seeds 10000 + i), and write the curve to ``docs/figures/grpo_learning_curve.png``.
+   (success - 0.05/turn + process terms), held-out evaluation every ``--eval-every`` steps. What GRPO can
+   learn is to read the tag: CONFIRM when it says resolved, RECOMMEND another option when it says unresolved
+   (the teacher ``explore-tag`` that does exactly this is printed as the ceiling);
+4. print held-out success, premature closure, mean episode reward and invalid-action rate before (= after
+   SFT) and after GRPO, on the same held-out scenarios and seeds (every ``--eval-stride``-th id of
+   :func:`training.splits.eval_ids`, episode seeds 10000 + i), decoded with ``--eval-temperature`` (default 1:
+   sampled, seeded by episode and turn -- what ``hear2act rollout --agent hf:OUT/grpo --access T+S
+   --temperature 1`` runs on the same ids), and write the curve to ``docs/figures/grpo_learning_curve.png``.
 
-Measured once (seed 0, defaults, 2 shared cores): 0.000 -> 0.000 held-out success, 97.8 s per GRPO step,
-45 min in all; see docs/training.md for why. Held-out play is greedy through ``ModelPolicy(HFBackend)``,
-i.e. what ``hear2act rollout --agent hf:OUT/grpo --access T+S`` runs on the same ids. Timing is printed,
-never asserted.
+The measured figures are in docs/training.md. Timing and the load average are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,35 +43,90 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", default="runs/grpo-learning")
     p.add_argument("--model", default="", help="start from this checkpoint (default: build the tiny LM)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sft-scenarios", type=int, default=80, help="training-split scenarios the teacher plays")
-    p.add_argument("--sft-steps", type=int, default=40)
-    p.add_argument("--sft-lr", type=float, default=3e-3)
-    p.add_argument("--grpo-steps", type=int, default=8)
-    p.add_argument("--grpo-scenarios", type=int, default=40)
-    p.add_argument("--grpo-lr", type=float, default=1e-4)
+    p.add_argument("--hidden", type=int, default=64, help="tiny LM hidden size")
+    p.add_argument("--layers", type=int, default=2, help="tiny LM layers")
+    p.add_argument("--teacher", default="explore:0.5", help="SFT teacher (training.episodes.make_reference)")
+    p.add_argument("--sft-scenarios", type=int, default=160, help="training-split scenarios the teacher plays")
+    p.add_argument("--sft-steps", type=int, default=60)
+    p.add_argument("--sft-lr", type=float, default=1e-2)
+    p.add_argument("--sft-batch", type=int, default=4)
+    p.add_argument("--grpo-steps", type=int, default=24)
+    p.add_argument("--grpo-scenarios", type=int, default=120)
+    p.add_argument("--grpo-lr", type=float, default=1e-3)
     p.add_argument("--k", type=int, default=8, help="episodes per group (num_generations)")
-    p.add_argument("--max-new-tokens", type=int, default=48)
-    p.add_argument("--eval-stride", type=int, default=8, help="every N-th held-out id (160 / 8 = 20 episodes)")
-    p.add_argument("--eval-every", type=int, default=4)
+    p.add_argument("--groups", type=int, default=2, help="groups (episode starts) per GRPO step")
+    p.add_argument("--turn-cost", type=float, default=0.01, help="episode reward: cost per assistant turn")
+    p.add_argument("--scale-rewards", default="none", help="GRPOConfig.scale_rewards: none (advantage = reward - "
+                   "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
+    p.add_argument("--turn-sampling", default="last", help="uniform or last (training.episode_rollout)")
+    p.add_argument("--max-new-tokens", type=int, default=16)
+    p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
+    p.add_argument("--eval-every", type=int, default=8)
+    p.add_argument("--eval-temperature", type=float, default=1.0, help="0: greedy held-out decoding")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a shared 2-core box)")
     p.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "grpo_learning_curve.png"))
     return p.parse_args(argv)
 
 
-def _plot(history: list[dict], path: Path, title: str) -> None:
+# One token per action tag and per option tag: the tiny LM's decision is then one token (which action, which
+# option) instead of a position inside a dozen punctuation tokens it confuses after a few dozen SFT steps; and one
+# token for each value of the state tag.
+ACTION_TOKENS = ("[ACTION: RECOMMEND]", "[ACTION: ASK]", "[ACTION: CONFIRM]", "[ACTION: CLARIFY]",
+                 *(f"[OPTION: {n}]" for n in range(1, 12)), "(resolved)", "(unresolved)")
+
+
+class LoadMonitor:
+    """The 1-minute load average, sampled every ``every`` seconds in a daemon thread."""
+
+    def __init__(self, every: float = 20.0) -> None:
+        self.samples: list[float] = [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every,), daemon=True)
+        self._thread.start()
+
+    def _run(self, every: float) -> None:
+        while not self._stop.wait(every):
+            self.samples.append(os.getloadavg()[0])
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        s = [*self.samples, os.getloadavg()[0]]
+        return {"min": min(s), "mean": sum(s) / len(s), "max": max(s), "samples": len(s)}
+
+
+def _tokenizer_corpus(teacher: str, n: int = 40) -> list[str]:
+    """The teacher's replies and prompts on ``n`` training scenarios: texts the tiny LM's BPE learns merges from."""
+    from training.grpo_data import default_episodes
+    from training.sft import sft_rows
+
+    rows = sft_rows(default_episodes(n, 0), teachers=(teacher,))
+    return [m["content"] for r in rows[:200] for m in r["prompt"]] + [r["completion"][0]["content"] for r in rows]
+
+
+def _reference(name: str, ids: list[str], seed: int, turn_cost: float) -> dict[str, float]:
+    from hear2act_env import load_scenarios
+    from training.episodes import AgentPolicy, EpisodeReward, make_reference, play, summarize
+
+    bank = load_scenarios()
+    return summarize(play(AgentPolicy(lambda: make_reference(name, bank), reasoning=False), ids, access="T+S",
+                          seed=seed, config=EpisodeReward(turn_cost=turn_cost)))
+
+
+def _plot(history: list[dict], path: Path, title: str, ceiling: dict[str, float]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     steps = [h["step"] for h in history]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
     ax.plot(steps, [h["success"] for h in history], "o-", label="held-out success")
     ax.plot(steps, [h["premature_closure"] for h in history], "s--", label="premature closure")
     ax.plot(steps, [h["reward"] for h in history], "^:", label="mean episode reward")
+    ax.axhline(ceiling["success"], color="grey", lw=0.8, ls="-.", label="tag-reading teacher's success")
     ax.set_xlabel("GRPO step")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,42 +142,64 @@ def main(argv: list[str] | None = None) -> dict:
     from training import grpo, sft
     from training.splits import bundled_split, eval_ids
 
+    load = LoadMonitor()
+    start = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     held = eval_ids(bundled_split())[::args.eval_stride]
+    refs = {name: _reference(name, held, 10_000, args.turn_cost) for name in (args.teacher, "explore-tag", "stall")}
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    base = args.model or str(build_tiny_causal_lm(out / "base", seed=args.seed))
+    base = args.model or str(build_tiny_causal_lm(out / "base", seed=args.seed, hidden_size=args.hidden,
+                                                  num_layers=args.layers,
+                                                  extra_corpus=_tokenizer_corpus(args.teacher),
+                                                  added_tokens=ACTION_TOKENS))
     summary_sft = sft.main(["--model", base, "--output_dir", str(out / "sft"), "--access", "T+S",
-                            "--n_scenarios", str(args.sft_scenarios), "--max_steps", str(args.sft_steps),
-                            "--learning_rate", str(args.sft_lr), "--per_device_train_batch_size", "8",
-                            "--seed", str(args.seed), "--logging_steps", "10"])
+                            "--teachers", args.teacher, "--n_scenarios", str(args.sft_scenarios),
+                            "--max_steps", str(args.sft_steps), "--learning_rate", str(args.sft_lr),
+                            "--per_device_train_batch_size", str(args.sft_batch), "--seed", str(args.seed),
+                            "--logging_steps", "10", "--lr_scheduler_type", "constant_with_warmup",
+                            "--warmup_steps", "3", "--gradient_checkpointing", "false"])
     timings["sft_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    # the held-out ids: grpo evaluates its first eval_n of eval_ids; pass the strided subset via a split-free list
+    batch = args.k * args.groups
     grpo_argv = ["--model", str(out / "sft"), "--mode", "episode", "--access", "T+S", "--reasoning", "false",
                  "--output_dir", str(out / "grpo"), "--n_scenarios", str(args.grpo_scenarios),
-                 "--num_generations", str(args.k), "--per_device_train_batch_size", str(args.k),
-                 "--global_batch", str(args.k), "--max_steps", str(args.grpo_steps),
+                 "--num_generations", str(args.k), "--per_device_train_batch_size", str(batch),
+                 "--global_batch", str(batch), "--max_steps", str(args.grpo_steps),
                  "--max_completion_length", str(args.max_new_tokens), "--learning_rate", str(args.grpo_lr),
-                 "--seed", str(args.seed), "--eval_every", str(args.eval_every), "--eval_stride",
-                 str(args.eval_stride), "--logging_steps", "1", "--save_strategy", "no"]
+                 "--lr_scheduler_type", "constant", "--seed", str(args.seed), "--eval_every", str(args.eval_every),
+                 "--eval_stride", str(args.eval_stride), "--eval_temperature", str(args.eval_temperature),
+                 "--logging_steps", "1", "--save_strategy", "no", "--gradient_checkpointing", "false",
+                 "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling,
+                 "--scale_rewards", args.scale_rewards]
     summary_grpo = grpo.main(grpo_argv)
     timings["grpo_s"] = time.perf_counter() - t
+    timings["total_s"] = time.perf_counter() - start
     history = json.loads((out / "grpo" / "heldout_eval.json").read_text())["history"]
     before, after = history[0], history[-1]
-    result = {"held_out_ids": held, "eval_seed": 10_000, "seed": args.seed, "sft": summary_sft,
+    load_avg = load.stop()
+    result = {"held_out_ids": held, "eval_seed": 10_000, "eval_temperature": args.eval_temperature,
+              "seed": args.seed, "args": vars(args), "references": refs, "sft": summary_sft,
               "grpo_steps": summary_grpo["steps"], "grpo_mean_step_s": summary_grpo["mean_step_time_s"],
-              "before": before, "after": after, "history": history, "timings_s": timings,
+              "before": before, "after": after, "history": history, "timings_s": timings, "load_average": load_avg,
               "delta_success_points": 100 * (after["success"] - before["success"])}
     (out / "grpo_learning.json").write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
-    _plot(history, Path(args.figure), f"tiny LM, SFT {args.sft_steps} steps then GRPO, T+S Prosody, "
-                                      f"{len(held)} held-out episodes")
-    print(f"held-out ({len(held)} episodes, seeds 10000+i): success {before['success']:.3f} -> {after['success']:.3f} "
-          f"({result['delta_success_points']:+.1f} points); premature closure {before['premature_closure']:.3f} -> "
-          f"{after['premature_closure']:.3f}; mean reward {before['reward']:+.3f} -> {after['reward']:+.3f}")
+    _plot(history, Path(args.figure), f"tiny LM (hidden {args.hidden}), SFT {args.sft_steps} steps on "
+          f"{args.teacher}, then GRPO (K={args.k}); T+S Prosody, {len(held)} held-out episodes, "
+          f"T={args.eval_temperature:g}", refs["explore-tag"])
+    for name, ref in refs.items():
+        print(f"reference {name}: success {ref['success']:.3f}, premature closure {ref['premature_closure']:.3f}, "
+              f"reward {ref['reward']:+.3f}")
+    print(f"held-out ({len(held)} episodes, seeds 10000+i, T={args.eval_temperature:g}): success "
+          f"{before['success']:.3f} -> {after['success']:.3f} ({result['delta_success_points']:+.1f} points); "
+          f"premature closure {before['premature_closure']:.3f} -> {after['premature_closure']:.3f}; mean reward "
+          f"{before['reward']:+.3f} -> {after['reward']:+.3f}; invalid actions {before['invalid_rate']:.3f} -> "
+          f"{after['invalid_rate']:.3f}")
     print(f"SFT {timings['sft_s']:.0f} s, GRPO {summary_grpo['steps']} steps {timings['grpo_s']:.0f} s "
-          f"(mean step {summary_grpo['mean_step_time_s'] or float('nan'):.1f} s, K={args.k}); wrote {out}")
+          f"(mean step {summary_grpo['mean_step_time_s'] or float('nan'):.1f} s, K={args.k} x {args.groups}); "
+          f"total {timings['total_s']:.0f} s; load average {load_avg['min']:.2f}-{load_avg['max']:.2f} "
+          f"(mean {load_avg['mean']:.2f}, {os.cpu_count()} CPUs); wrote {out}")
     return result
 
 

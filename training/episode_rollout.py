@@ -19,6 +19,10 @@ reward (:class:`training.episodes.EpisodeReward`: success with the turn cost,
 plus the process terms scored on each turn). In expectation this is the
 REINFORCE gradient of the episode return with each turn weighted 1/T; GRPO's
 group normalisation compares the K episodes of the same start.
+``turn_sampling="last"`` trains on the episode's last turn instead (the
+decision that closed it, or the last one before the turn limit): a biased
+estimator that puts all the credit on the closing decision, with far less
+variance when episodes are long and one decision decides them.
 
 Held-out evaluation (:class:`HeldOutEval`) plays the held-out scenarios
 (:func:`training.splits.eval_ids`) greedily with
@@ -119,6 +123,9 @@ class SamplingPolicy:
         return outputs
 
 
+TURN_SAMPLING = ("uniform", "last")
+
+
 def episode_reward(completions: Sequence[Any], episode_reward: Sequence[float] | None = None,
                    **kwargs: Any) -> list[float]:
     """The whole episode's reward of each sample, computed by the rollout (a TRL reward function)."""
@@ -142,12 +149,15 @@ def reward_funcs() -> tuple[list[Any], list[float]]:
 
 def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = "prosody", reasoning: bool = False,
                       max_new_tokens: int = 64, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
-                      assistant: str = "spoken", seed: int = 0):
+                      assistant: str = "spoken", seed: int = 0, turn_sampling: str = "uniform"):
     """TRL's ``rollout_func(prompts, trainer)`` playing whole on-policy episodes (see the module docstring).
 
     Needs the rows' ``scenario_id`` / ``seed`` columns: :class:`EpisodeGRPOTrainer`
     exposes the generation batch as ``trainer.episode_inputs``.
     """
+    if turn_sampling not in TURN_SAMPLING:
+        raise ValueError(f"turn_sampling must be one of {TURN_SAMPLING}, got {turn_sampling!r}")
+
     def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         inputs = getattr(trainer, "episode_inputs", None)
         if inputs is None or len(inputs) != len(prompts):
@@ -170,7 +180,8 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
             turns = row["records"]
             if not turns:
                 raise RuntimeError(f"rollout_func: episode {row['key']} has no turn")
-            tau = int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
+            tau = len(turns) - 1 if turn_sampling == "last" else \
+                int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
             out["prompt_ids"].append(turns[tau].extra["prompt_ids"])
             out["completion_ids"].append(turns[tau].extra["completion_ids"])
             out["episode_reward"].append(row["reward"])
@@ -205,15 +216,20 @@ class EpisodeGRPOTrainer(_trainer_base()):
 
 def evaluate_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, access: str, reasoning: bool,
                    max_new_tokens: int, realization: str = "prosody", seed: int = 10_000,
-                   reward: EpisodeReward | None = None, batch_size: int = 16) -> dict[str, float]:
-    """Greedy held-out play through ``ModelPolicy(HFBackend)`` -- what ``hear2act rollout --agent hf:`` runs."""
+                   reward: EpisodeReward | None = None, batch_size: int = 16,
+                   temperature: float = 0.0) -> dict[str, float]:
+    """Held-out play through ``ModelPolicy(HFBackend)`` -- what ``hear2act rollout --agent hf:`` runs.
+
+    Greedy by default; ``temperature > 0`` samples with HFBackend's per-request seeds (episode seed, turn), as
+    ``hear2act rollout --temperature T`` does.
+    """
     from agents.llm.hf import HFBackend
     from agents.llm.policy import ModelPolicy
 
     was_training = model.training
     try:
         backend = HFBackend("in-memory", model=model, tokenizer=tokenizer, max_new_tokens=max_new_tokens,
-                            temperature=0.0, device=str(next(model.parameters()).device))
+                            temperature=temperature, device=str(next(model.parameters()).device))
         policy = ModelPolicy(backend, access=access, reasoning=reasoning)
         rows = play(policy, list(scenario_ids), access=access, realization=realization, seed=seed,
                     config=reward or EpisodeReward(), batch_size=batch_size)
@@ -224,7 +240,7 @@ def evaluate_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, a
 
 def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str, reasoning: bool,
                      max_new_tokens: int, every: int, out: str | Path, realization: str = "prosody",
-                     seed: int = 10_000, reward: EpisodeReward | None = None):
+                     seed: int = 10_000, reward: EpisodeReward | None = None, temperature: float = 0.0):
     """A ``TrainerCallback`` evaluating on the held-out ids at the start, every ``every`` steps and at the end."""
     from transformers import TrainerCallback
 
@@ -239,10 +255,11 @@ def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str
                 return
             summary = evaluate_model(model, tokenizer, scenario_ids, access=access, reasoning=reasoning,
                                      max_new_tokens=max_new_tokens, realization=realization, seed=seed,
-                                     reward=reward)
+                                     reward=reward, temperature=temperature)
             self.history.append({"step": int(state.global_step), **summary})
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps({"scenario_ids": list(scenario_ids), "seed": seed, "access": access,
+                                        "temperature": temperature,
                                         "history": self.history}, indent=1) + "\n", encoding="utf-8")
             print(f"held-out step {state.global_step}: success {summary['success']:.3f} premature "
                   f"{summary['premature_closure']:.3f} reward {summary['reward']:+.3f}", flush=True)

@@ -18,14 +18,18 @@ keywords in [0, 1], overthinking in [-1, 0], evidence in [-1, 1]), and
 the success weight. Success therefore dominates: a policy that never wins
 (stalling until the turn limit, confirming at once) scores below one that
 solves the task, whatever its reasoning looks like
-(``tests/test_episodes.py`` checks it for every shipped config).
+(``tests/test_episodes.py`` and ``tests/test_grpo_configs.py`` check it for
+every shipped episode-mode config; the state-mode configs are shown not to).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from agents.base import PolicyInput, PolicyOutput
 from agents.rule import GENERAL_QUESTION
@@ -115,12 +119,66 @@ class AlwaysAskAgent:
         return format_action("ask", GENERAL_QUESTION)
 
 
+class ExploringAgent:
+    """A random-search teacher: RECOMMEND a random other option until it CONFIRMs.
+
+    After a recommendation the user reacts to, it CONFIRMs with probability
+    ``confirm_prob`` if the words sound like assent (no :data:`agents.rule.PROBLEM_CUES`)
+    and never if they object; otherwise (and after a refused CONFIRM) it
+    RECOMMENDs an option other than the current one, uniformly. With
+    ``reads_tag`` it CONFIRMs exactly when the state tag says ``resolved``
+    (what GRPO should discover). Words-only under Prosody this closes early on
+    an unmet L2/L3 need about half the time; the replies are short and
+    fixed, so a small model learns the format from a few hundred of them
+    (the SFT warm start of ``benchmarks/grpo_learning.py``). Random draws come
+    from :meth:`seed` (episode seed and scenario id; :class:`AgentPolicy` calls it).
+    """
+
+    def __init__(self, confirm_prob: float = 0.5, *, reads_tag: bool = False, salt: int = 0) -> None:
+        if not 0.0 <= confirm_prob <= 1.0:
+            raise ValueError(f"confirm_prob must be in [0, 1], got {confirm_prob}")
+        self.confirm_prob = float(confirm_prob)
+        self.reads_tag = reads_tag
+        self.salt = int(salt)
+        self.name = "explore-tag" if reads_tag else "explore"
+        self._rng = np.random.default_rng([self.salt])
+        self._n = 0
+
+    def seed(self, episode_seed: int, scenario_id: str) -> None:
+        self._rng = np.random.default_rng([self.salt, zlib.crc32(scenario_id.encode()), int(episode_seed)])
+
+    def reset(self, observation: dict[str, str], info: dict[str, Any]) -> None:
+        self._n = sum(1 for ln in str(observation.get("options", "")).splitlines()
+                      if ln.partition(". ")[0].strip().isdigit())
+
+    def act(self, observation: dict[str, str]) -> str:
+        from agents.rule import PROBLEM_CUES, UNRESOLVED, _last_recommended
+
+        lines = str(observation.get("transcript", "")).splitlines()
+        last = parse_action(lines[-2][len("Assistant: "):]) if len(lines) >= 2 else None
+        current = _last_recommended(lines)
+        if last is not None and last.kind == "recommend":
+            if self.reads_tag:
+                state = str(observation.get("state", ""))
+                if state and not UNRESOLVED.search(state):
+                    return format_action("confirm", "Great, let's go with that.")
+            elif not PROBLEM_CUES.search(lines[-1]) and self._rng.random() < self.confirm_prob:
+                return format_action("confirm", "Great, let's go with that.")
+        others = [n for n in range(1, max(self._n, 1) + 1) if n != current] or [1]
+        return format_action("recommend", "How about this one?", int(self._rng.choice(others)))
+
+
 def make_reference(name: str, scenarios: Sequence[Any] | None = None) -> Any:
-    """A built-in agent (``state-rule``, ``oracle``, ``confirm``, ...) or ``stall`` / ``always-ask``."""
+    """A built-in agent (``state-rule``, ``oracle``, ``confirm``, ...), ``stall``, ``always-ask``, or
+    ``explore[:P]`` / ``explore-tag`` (:class:`ExploringAgent`, confirm probability P, default 0.5)."""
     if name == "stall":
         return StallingAgent()
     if name == "always-ask":
         return AlwaysAskAgent()
+    if name == "explore-tag":
+        return ExploringAgent(reads_tag=True)
+    if name == "explore" or name.startswith("explore:"):
+        return ExploringAgent(float(name.partition(":")[2] or 0.5))
     from agents import make_agent
 
     return make_agent(name, **({"scenarios": scenarios} if name == "oracle" and scenarios is not None else {}))
@@ -166,6 +224,8 @@ class AgentPolicy:
         for item in items:
             if item.turn == 0 or item.key not in self._agents:
                 self._agents[item.key] = self.make()
+                if hasattr(self._agents[item.key], "seed"):  # a stochastic teacher: draws from the episode
+                    self._agents[item.key].seed(item.episode_seed, str(item.info_reset.get("scenario_id", "")))
                 self._agents[item.key].reset(item.observation, dict(item.info_reset))
             action = self._agents[item.key].act(item.observation)
             reasoning = explain(item.observation, action) if self.reasoning else ""
@@ -298,6 +358,7 @@ __all__ = [
     "AgentPolicy",
     "AlwaysAskAgent",
     "EpisodeReward",
+    "ExploringAgent",
     "Recorder",
     "StallingAgent",
     "TurnRecord",

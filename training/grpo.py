@@ -96,6 +96,12 @@ class Hear2ActArgs:
     eval_n: int = field(default=0, metadata={"help": "held-out scenarios evaluated (first N of the split; 0: all)"})
     eval_stride: int = field(default=1, metadata={"help": "evaluate every N-th held-out scenario (then eval_n)"})
     eval_seed: int = field(default=10_000, metadata={"help": "episode seed of held-out scenario i is eval_seed + i"})
+    turn_sampling: str = field(default="uniform", metadata={"help": "episode mode: the turn each sample trains on: "
+                                                                   "uniform (unbiased, 1/T per turn) or last (the "
+                                                                   "closing decision)"})
+    eval_temperature: float = field(default=0.0, metadata={"help": "held-out decoding: 0 greedy; > 0 samples, seeded "
+                                                                   "per episode and turn (= hear2act rollout "
+                                                                   "--temperature T)"})
     tools: bool = field(default=False, metadata={"help": "= --mode tools: whole episodes in TRL's multi-turn tool loop "
                                                          "(environment_factory=Hear2ActToolEnv; text access T/T+S; "
                                                          "the reward is the episode outcome)"})
@@ -380,13 +386,14 @@ def _episode_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
     rollout = make_rollout_func(access=args.access, reward=reward, realization=args.realization,
                                 reasoning=args.reasoning, max_new_tokens=config.max_completion_length,
                                 temperature=config.temperature, top_p=config.top_p, top_k=config.top_k or 0,
-                                assistant=args.assistant, seed=config.seed)
+                                assistant=args.assistant, seed=config.seed, turn_sampling=args.turn_sampling)
     callbacks = []
     if args.eval_every >= 0:
         callbacks.append(heldout_callback(tokenizer=tokenizer, scenario_ids=heldout_ids(args), access=args.access,
                                           reasoning=args.reasoning, max_new_tokens=config.max_completion_length,
                                           every=args.eval_every, out=config.output_dir,
-                                          realization=args.realization, seed=args.eval_seed, reward=reward))
+                                          realization=args.realization, seed=args.eval_seed, reward=reward,
+                                          temperature=args.eval_temperature))
     return EpisodeGRPOTrainer(model=model, reward_funcs=reward_funcs()[0], args=config, train_dataset=dataset,
                               processing_class=tokenizer, peft_config=_peft_config(args), rollout_func=rollout,
                               callbacks=callbacks)

@@ -9,6 +9,7 @@ need valid actions use :class:`agents.llm.scripted.ScriptedBackend`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 CHATML = (
@@ -33,8 +34,13 @@ def training_corpus(n_scenarios: int = 480) -> list[str]:
     return texts
 
 
-def build_tokenizer(vocab_size: int = 4000):
-    """A byte-level BPE ``PreTrainedTokenizerFast`` with ChatML specials and chat template."""
+def build_tokenizer(vocab_size: int = 4000, extra_corpus: Sequence[str] = (), added_tokens: Sequence[str] = ()):
+    """A byte-level BPE ``PreTrainedTokenizerFast`` with ChatML specials and chat template.
+
+    ``extra_corpus``: more texts to learn merges from (e.g. the replies a model will be taught, so that
+    ``[ACTION: RECOMMEND]`` becomes a few tokens instead of a dozen); ``added_tokens``: whole strings that become
+    one (non-special) token each, e.g. ``[ACTION: CONFIRM]`` or ``[OPTION: 3]``.
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -43,23 +49,28 @@ def build_tokenizer(vocab_size: int = 4000):
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIALS), show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(training_corpus(), trainer=trainer)
+    tok.train_from_iterator(training_corpus() + list(extra_corpus), trainer=trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                    additional_special_tokens=["<|im_start|>"])
     fast.chat_template = CHATML
+    if added_tokens:
+        fast.add_tokens(list(added_tokens))
     return fast
 
 
-def build_tiny_causal_lm(directory: str | Path, *, seed: int = 0, vocab_size: int = 4000) -> Path:
+def build_tiny_causal_lm(directory: str | Path, *, seed: int = 0, vocab_size: int = 4000, hidden_size: int = 32,
+                         num_layers: int = 2, extra_corpus: Sequence[str] = (),
+                         added_tokens: Sequence[str] = ()) -> Path:
     """Write a random Qwen2 causal LM + tokenizer to ``directory``; returns the path (loadable by ``hf:``)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(vocab_size)
+    tokenizer = build_tokenizer(vocab_size, extra_corpus, added_tokens)
     config = Qwen2Config(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers,
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192, tie_word_embeddings=True,
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
     )

@@ -1,0 +1,69 @@
+"""The pieces of the GRPO learning recipe (benchmarks/grpo_learning.py) that need no training run.
+
+The SFT teacher ``explore`` must read the words only (so the warm start does
+not already know the decision GRPO is to learn), be reproducible from the
+episode seed, and leave room: the same random search reading the tag
+(``explore-tag``) must win far more often. The tiny LM's added tokens must
+round-trip, so that its replies parse exactly as typed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hear2act_env import load_scenarios
+from hear2act_env.dialogue.actions import parse_action
+from training.episodes import AgentPolicy, ExploringAgent, make_reference, play, summarize
+from training.splits import bundled_split, train_ids
+
+IDS = train_ids(bundled_split(), 24)
+
+
+def _actions(name: str, access: str, seed: int = 0) -> list[list[str]]:
+    bank = load_scenarios()
+    rows = play(AgentPolicy(lambda: make_reference(name, bank), reasoning=False), IDS, access=access, seed=seed)
+    return [[t.raw for t in r["records"]] for r in rows]
+
+
+def test_explorer_reads_words_only_and_is_reproducible():
+    with_tag = _actions("explore", "T+S")
+    assert with_tag == _actions("explore", "T")  # the tag changes nothing it does
+    assert with_tag == _actions("explore", "T+S")
+    assert with_tag != _actions("explore", "T+S", seed=1)
+    kinds = {parse_action(a).kind for ep in with_tag for a in ep}
+    assert kinds == {"recommend", "confirm"}
+
+
+def test_reading_the_tag_is_what_the_explorer_lacks():
+    bank = load_scenarios()
+    rows = {n: summarize(play(AgentPolicy(lambda n=n: make_reference(n, bank), reasoning=False), IDS,
+                              access="T+S")) for n in ("explore", "explore-tag")}
+    assert rows["explore-tag"]["premature_closure"] == 0.0
+    assert rows["explore-tag"]["success"] >= rows["explore"]["success"] + 0.3, rows
+    assert rows["explore"]["premature_closure"] > 0.5, rows
+
+
+def test_explorer_rejects_a_bad_probability():
+    with pytest.raises(ValueError, match="confirm_prob"):
+        ExploringAgent(1.5)
+
+
+def test_tiny_tokenizer_added_tokens_round_trip():
+    pytest.importorskip("tokenizers")
+    from agents.llm.tiny import build_tokenizer
+
+    tok = build_tokenizer(600, added_tokens=("[ACTION: RECOMMEND]", "[OPTION: 5]", "[ACTION: CONFIRM]"))
+    for text in ("[ACTION: RECOMMEND] [OPTION: 5] How about this one?", "[ACTION: CONFIRM] Great."):
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        assert tok.decode(ids) == text
+        assert tok.convert_ids_to_tokens(ids[0]) == text.split("]")[0] + "]"
+
+
+def test_rollout_turn_sampling_is_checked():
+    pytest.importorskip("trl")
+    from training.episode_rollout import TURN_SAMPLING, make_rollout_func
+    from training.episodes import EpisodeReward
+
+    assert TURN_SAMPLING == ("uniform", "last")
+    with pytest.raises(ValueError, match="turn_sampling"):
+        make_rollout_func(access="T+S", reward=EpisodeReward(), turn_sampling="first")
