@@ -2,10 +2,10 @@
 
 An :class:`Agent` plays one episode at a time (observation -> action text).
 A :class:`Policy` acts for many episodes at once (``act_batch``), which is
-what the batched rollout engine (:mod:`eval.engine`) drives; every agent is
-also a policy through :class:`agents.adapter.RuleAgentPolicy`, and any model
-is one through :class:`agents.llm.policy.ModelPolicy`. The agent names live in
-:mod:`agents.registry` (``make_agent``), the policy factory in :mod:`agents.factory`
+what the batched rollout engine (:mod:`hear2act.eval.engine`) drives; every agent is
+also a policy through :class:`hear2act.agents.adapter.RuleAgentPolicy`, and any model
+is one through :class:`hear2act.agents.llm.policy.ModelPolicy`. The agent names live in
+:mod:`hear2act.agents.registry` (``make_agent``), the policy factory in :mod:`hear2act.agents.factory`
 (``make_policy``); this module imports neither, so both may import it.
 """
 

@@ -1,4 +1,4 @@
-"""``make_policy``: a batched :class:`~agents.base.Policy` from an agent name or a model spec.
+"""``make_policy``: a batched :class:`~hear2act.agents.base.Policy` from an agent name or a model spec.
 
 The top of ``agents``: it imports the registry, the rule-agent adapter and the
 model policy; none of them imports it.

@@ -1,7 +1,7 @@
 """The agent registry: every built-in agent by name, and ``make_agent``.
 
-Imports nothing of ``agents`` but the :class:`~agents.base.Agent` protocol, so the
-policy adapter (:mod:`agents.adapter`) and the factory (:mod:`agents.factory`)
+Imports nothing of ``agents`` but the :class:`~hear2act.agents.base.Agent` protocol, so the
+policy adapter (:mod:`hear2act.agents.adapter`) and the factory (:mod:`hear2act.agents.factory`)
 can both use it without a circle.
 """
 
@@ -15,12 +15,12 @@ from .base import Agent
 
 # name -> "module:Class"; imported on use so that heavy agents cost nothing until asked for.
 AGENTS: dict[str, str] = {
-    "random": "agents.baselines:RandomAgent",
-    "confirm": "agents.baselines:ConfirmImmediatelyAgent",
-    "options-value": "agents.baselines:OptionsValueAgent",
-    "transcript-rule": "agents.rule:TranscriptRuleAgent",
-    "state-rule": "agents.rule:StateAwareRuleAgent",
-    "oracle": "agents.oracle:OracleAgent",
+    "random": "hear2act.agents.baselines:RandomAgent",
+    "confirm": "hear2act.agents.baselines:ConfirmImmediatelyAgent",
+    "options-value": "hear2act.agents.baselines:OptionsValueAgent",
+    "transcript-rule": "hear2act.agents.rule:TranscriptRuleAgent",
+    "state-rule": "hear2act.agents.rule:StateAwareRuleAgent",
+    "oracle": "hear2act.agents.oracle:OracleAgent",
 }
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import gymnasium as gym
 
 import hear2act_env
-from agents import make_agent
+from hear2act.agents import make_agent
 
 CONDITIONS = (("transcript-rule", "T"), ("state-rule", "T+S"))
 Episode = tuple[str, int, str, list[str]]  # env id, seed, scenario id, actions

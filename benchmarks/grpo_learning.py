@@ -4,20 +4,20 @@
 
 Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
 
-1. build a tiny causal LM locally (:func:`agents.llm.tiny.build_tiny_causal_lm`, hidden 64, 2 layers; no
+1. build a tiny causal LM locally (:func:`hear2act.agents.llm.tiny.build_tiny_causal_lm`, hidden 64, 2 layers; no
    downloads) whose BPE also learns from the teacher's replies and prompts, or take ``--model DIR``;
-2. ``python -m training.sft``: imitate the **words-only exploring teacher** ``explore:0.5``
-   (:class:`training.episodes.ExploringAgent`: after an assent it CONFIRMs with probability 0.5, otherwise it
+2. ``python -m hear2act.training.sft``: imitate the **words-only exploring teacher** ``explore:0.5``
+   (:class:`hear2act.training.episodes.ExploringAgent`: after an assent it CONFIRMs with probability 0.5, otherwise it
    RECOMMENDs a random other option) on the training split. SFT teaches the ``[ACTION: ...]`` format and a
    random search over options, not the decision: the teacher never reads the state tag, so under Prosody the
    warm start closes early on an unmet need about half the time;
-3. ``python -m training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
+3. ``python -m hear2act.training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
    (success - 0.05/turn + process terms), held-out evaluation every ``--eval-every`` steps. What GRPO can
    learn is to read the tag: CONFIRM when it says resolved, RECOMMEND another option when it says unresolved
    (the teacher ``explore-tag`` that does exactly this is printed as the ceiling);
 4. print held-out success, premature closure, mean episode reward and invalid-action rate before (= after
    SFT) and after GRPO, on the same held-out scenarios and seeds (every ``--eval-stride``-th id of
-   :func:`training.splits.eval_ids`, episode seeds 10000 + i), decoded with ``--eval-temperature`` (default 1:
+   :func:`hear2act.training.splits.eval_ids`, episode seeds 10000 + i), decoded with ``--eval-temperature`` (default 1:
    sampled, seeded by episode and turn -- what ``hear2act rollout --agent hf:OUT/grpo --access T+S
    --temperature 1`` runs on the same ids), and write the curve to ``docs/figures/grpo_learning_curve.png``.
 
@@ -45,7 +45,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden", type=int, default=64, help="tiny LM hidden size")
     p.add_argument("--layers", type=int, default=2, help="tiny LM layers")
-    p.add_argument("--teacher", default="explore:0.5", help="SFT teacher (training.episodes.make_reference)")
+    p.add_argument("--teacher", default="explore:0.5", help="SFT teacher (hear2act.training.episodes.make_reference)")
     p.add_argument("--sft-scenarios", type=int, default=160, help="training-split scenarios the teacher plays")
     p.add_argument("--sft-steps", type=int, default=60)
     p.add_argument("--sft-lr", type=float, default=1e-2)
@@ -58,7 +58,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--turn-cost", type=float, default=0.01, help="episode reward: cost per assistant turn")
     p.add_argument("--scale-rewards", default="none", help="GRPOConfig.scale_rewards: none (advantage = reward - "
                    "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
-    p.add_argument("--turn-sampling", default="last", help="uniform or last (training.episode_rollout)")
+    p.add_argument("--turn-sampling", default="last", help="uniform or last (hear2act.training.episode_rollout)")
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
     p.add_argument("--eval-every", type=int, default=8)
@@ -96,16 +96,16 @@ class LoadMonitor:
 
 def _tokenizer_corpus(teacher: str, n: int = 40) -> list[str]:
     """The teacher's replies and prompts on ``n`` training scenarios: texts the tiny LM's BPE learns merges from."""
-    from training.grpo_data import default_episodes
-    from training.sft import sft_rows
+    from hear2act.training.grpo_data import default_episodes
+    from hear2act.training.sft import sft_rows
 
     rows = sft_rows(default_episodes(n, 0), teachers=(teacher,))
     return [m["content"] for r in rows[:200] for m in r["prompt"]] + [r["completion"][0]["content"] for r in rows]
 
 
 def _reference(name: str, ids: list[str], seed: int, turn_cost: float) -> dict[str, float]:
+    from hear2act.training.episodes import AgentPolicy, EpisodeReward, make_reference, play, summarize
     from hear2act_env import load_scenarios
-    from training.episodes import AgentPolicy, EpisodeReward, make_reference, play, summarize
 
     bank = load_scenarios()
     return summarize(play(AgentPolicy(lambda: make_reference(name, bank), reasoning=False), ids, access="T+S",
@@ -138,9 +138,9 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     torch.set_num_threads(args.threads)
-    from agents.llm.tiny import build_tiny_causal_lm
-    from training import grpo, sft
-    from training.splits import bundled_split, eval_ids
+    from hear2act.agents.llm.tiny import build_tiny_causal_lm
+    from hear2act.training import grpo, sft
+    from hear2act.training.splits import bundled_split, eval_ids
 
     load = LoadMonitor()
     start = time.perf_counter()

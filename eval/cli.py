@@ -12,7 +12,7 @@ from hear2act_env.env import INTERVENTIONS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from agents import AGENTS
+    from hear2act.agents import AGENTS
 
     r = subparsers.add_parser("rollout", help="run an agent over scenarios and summarise")
     r.add_argument("--agent", required=True, metavar="SPEC",

@@ -12,7 +12,7 @@ to its own prompts, never on which other episodes share a batch: the same
 seeds and the same model outputs give the same trajectories whatever the
 batch size.
 
-Each episode's record is a :class:`eval.trajectory.Trajectory` (its JSON schema is documented there).
+Each episode's record is a :class:`hear2act.eval.trajectory.Trajectory` (its JSON schema is documented there).
 
 The audio of any user turn is ``renderer(user_words, delivery, audio_seed)``
 (the env's ``utterance``); a prompt is rebuilt by replaying the recorded
@@ -31,8 +31,8 @@ from typing import Any
 import gymnasium as gym
 
 import hear2act_env
-from agents.base import Policy, PolicyInput, PolicyOutput
-from agents.llm.perceiver_llm import PerceptionError
+from hear2act.agents.base import Policy, PolicyInput, PolicyOutput
+from hear2act.agents.llm.perceiver_llm import PerceptionError
 
 from .trajectory import Trajectory
 
@@ -60,7 +60,7 @@ class EpisodeSpec:
 def make_specs(env_id: str, scenario_ids: Iterable[str], *, seed: int = 0, access: str = "T",
                intervention: str = "correct", env_kwargs: Mapping[str, Any] | None = None) -> list[EpisodeSpec]:
     """One spec per scenario with seeds ``seed + i`` (plain seeds for tests and benchmarks; ``hear2act rollout``
-    and ``eval`` use the grid's seeds: :func:`eval.rollout.condition_specs`)."""
+    and ``eval`` use the grid's seeds: :func:`hear2act.eval.rollout.condition_specs`)."""
     return [
         EpisodeSpec(env_id, sid, seed + i, access, intervention, dict(env_kwargs or {}),
                     key=f"{env_id}/{access}/{intervention}/{sid}/{seed + i}")

@@ -5,7 +5,7 @@ a denominator per rollout, and a condition's value is ``scale * sum(numerators) 
 (NaN without a denominator). Success%, full disclosure, premature closure and turns are per rollout
 (denominator 1); Accept% and FullFit% are per agent recommendation turn, pooled over rollouts (the paper's
 definition); action shares are pooled over all agent actions. :func:`summarize` (``hear2act rollout``,
-``eval`` tables, PPO and GRPO evaluation) and the bootstrap in :mod:`eval.stats` read this one table.
+``eval`` tables, PPO and GRPO evaluation) and the bootstrap in :mod:`hear2act.eval.stats` read this one table.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``hear2act rollout --agent SPEC``: one condition as a one-cell grid (:mod:`eval.rollout`), played by the
+"""``hear2act rollout --agent SPEC``: one condition as a one-cell grid (:mod:`hear2act.eval.rollout`), played by the
 batched engine, data parallel when launched -- for a registered agent and a model alike.
 
 ``SPEC`` is a registered agent (``state-rule``, ...) or ``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``,
@@ -39,7 +39,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def backend_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    from agents.llm import split_spec
+    from hear2act.agents.llm import split_spec
 
     prefix, _ = split_spec(args.agent)
     kw: dict[str, Any] = {}
@@ -54,10 +54,10 @@ def rollout_command(args: argparse.Namespace, ids: list[str] | None) -> int:
     """Play the one-cell grid of ``args`` (agent, env, access, intervention, seed) over ``ids`` (None: all)."""
     import sys
 
-    from agents import AGENTS, make_policy
-    from agents.base import close_policy
-    from agents.llm import BACKENDS, split_spec
-    from agents.llm.perceiver_llm import perceiver_env_kwargs
+    from hear2act.agents import AGENTS, make_policy
+    from hear2act.agents.base import close_policy
+    from hear2act.agents.llm import BACKENDS, split_spec
+    from hear2act.agents.llm.perceiver_llm import perceiver_env_kwargs
     from hear2act_env.progress import progress
 
     rule = args.agent in AGENTS

@@ -1,7 +1,7 @@
 """``RUN_DIR/results.json``: per cell the metrics with bootstrap CIs and counts, plus every version involved.
 
 Written by ``hear2act eval`` (after a run) and ``hear2act report``, from the run directory's rows
-(:func:`eval.rundir.read_run`), so it is a pure function of them and the install. The file a leaderboard
+(:func:`hear2act.eval.rundir.read_run`), so it is a pure function of them and the install. The file a leaderboard
 or a paper table is built from::
 
     {"schema": "hear2act-results/1", "command": "hear2act eval ..." | null,
@@ -33,7 +33,7 @@ from .metrics import HEADLINE
 
 SCHEMA = "hear2act-results/1"
 # The paper's Table 5 metrics (the command-line tables' columns), then the interaction measures: action shares
-# (the paper counts invalid actions: a reply the parser cannot read as an action is one). Names of eval.metrics.TABLE.
+# (the paper counts invalid actions: a reply the parser cannot read as an action is one). Names of hear2act.eval.metrics.TABLE.
 METRICS = (*HEADLINE, "share_ask", "share_clarify", "share_recommend", "share_confirm", "share_invalid")
 CELL_KEYS = ("block", "kind", "agent", "agent_spec", "realization", "condition", "access", "intervention",
              "renderer", "renderer_spec")
@@ -120,7 +120,7 @@ def build_results(rows: Sequence[Mapping[str, Any]], grid_source: str | None = N
 
 
 def write_results(run_dir: str | Path, rows: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any) -> Path:
-    """Write ``RUN_DIR/results.json`` (rows default to :func:`eval.rundir.read_run`); returns its path."""
+    """Write ``RUN_DIR/results.json`` (rows default to :func:`hear2act.eval.rundir.read_run`); returns its path."""
     from .rundir import read_run
 
     run_dir = Path(run_dir)

@@ -2,9 +2,9 @@
 
 ``hear2act rollout --agent SPEC --access A --seed S`` is the one-cell grid of (SPEC, the env's realization,
 condition A) under grid seed S: its episodes have the seeds and rollout ids that ``hear2act eval`` gives
-the same cell (:func:`eval.grid.episode_seed`, :func:`eval.grid.rollout_id`), and they are played by the
-one rollout loop, :func:`eval.engine.run_episodes`, whatever the agent (rule agent or model).
-:func:`play` and :func:`run_episode` step a single :class:`agents.Agent` object by hand (a custom agent
+the same cell (:func:`hear2act.eval.grid.episode_seed`, :func:`hear2act.eval.grid.rollout_id`), and they are played by the
+one rollout loop, :func:`hear2act.eval.engine.run_episodes`, whatever the agent (rule agent or model).
+:func:`play` and :func:`run_episode` step a single :class:`hear2act.agents.Agent` object by hand (a custom agent
 that is not registered, or a caller that reads the env between turns).
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 import hear2act_env
-from agents import Agent
+from hear2act.agents import Agent
 
 from .engine import EpisodeSpec, run_episodes
 from .grid import Cell, Grid, Rollout
@@ -92,9 +92,9 @@ def run_condition(
     """Every scenario (or the given ones) once under one condition: ``info["outcome"]`` per episode, plus its id.
 
     The episodes of ``hear2act rollout --agent AGENT --seed SEED`` (the one-cell grid under grid seed
-    ``seed``), played by the engine; ``agent_kwargs`` go to :func:`agents.make_policy`.
+    ``seed``), played by the engine; ``agent_kwargs`` go to :func:`hear2act.agents.make_policy`.
     """
-    from agents import make_policy
+    from hear2act.agents import make_policy
 
     specs = condition_specs(env_id, agent_name, access, state_intervention, scenario_ids, seed)
     policy = make_policy(agent_name, access=access, **agent_kwargs)

@@ -18,8 +18,8 @@ A rollout's line is a pure function of the grid, its cell, scenario and repeat
 (up to order), and shards merge by concatenation: ``cat RUN_DIR/rollouts*.jsonl``.
 A lock file stops two processes from writing the same shard file.
 
-:func:`read_run` (every shard file, checked against the saved grid with :mod:`eval.run_identity`) is what
-``hear2act report``, ``results.json`` and ``--wandb`` read; :func:`eval.runner.run_grid` is the only writer.
+:func:`read_run` (every shard file, checked against the saved grid with :mod:`hear2act.eval.run_identity`) is what
+``hear2act report``, ``results.json`` and ``--wandb`` read; :func:`hear2act.eval.runner.run_grid` is the only writer.
 """
 
 from __future__ import annotations

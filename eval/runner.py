@@ -1,8 +1,8 @@
 """``hear2act eval GRID --out RUN_DIR``: run a grid, one durable JSON line per rollout, resumable.
 
-The run directory's layout and durability: :mod:`eval.rundir`.
+The run directory's layout and durability: :mod:`hear2act.eval.rundir`.
 
-Identity. Every row carries ``grid_id`` and ``cell_hash`` (:mod:`eval.run_identity`); ``eval`` and
+Identity. Every row carries ``grid_id`` and ``cell_hash`` (:mod:`hear2act.eval.run_identity`); ``eval`` and
 ``read_run`` (so ``report``) refuse a row of another grid, a rollout the grid does not plan, a row played
 with another definition of its cell, and a second, different line for one rollout id, each with a one-line
 error naming ``file:line``. A run directory with no rows is an error for ``read_run``.
@@ -26,7 +26,7 @@ from hear2act_env.cli import positive_int
 from .grid import GRIDS_DIR, Cell, Grid, GridError, Rollout, parse_grid, parse_shard, shard
 from .grid_edit import edit_grid, parse_agent_option
 from .run_identity import IdentityError, cell_hash, check_rows, compare_grids, grid_id
-from .rundir import (  # re-exported: eval.runner was their home
+from .rundir import (  # re-exported: hear2act.eval.runner was their home
     DurableWriter,
     RunDirError,
     exclusive,
@@ -116,7 +116,7 @@ def _env_kwargs(cell: Cell, perceivers: dict[str, Any]) -> dict[str, Any]:
         # The paper's two-stage T+S_hat (cards P6c/P6d): an audio LLM writes the state sentence, loaded once.
         spec = cell.agent_spec if cell.perceiver == "self" else cell.perceiver
         if spec not in perceivers:
-            from agents.llm.perceiver_llm import make_perceiver
+            from hear2act.agents.llm.perceiver_llm import make_perceiver
 
             perceivers[spec] = make_perceiver(spec)
         kwargs["perceiver"] = perceivers[spec]
@@ -144,7 +144,7 @@ def _env_kwargs(cell: Cell, perceivers: dict[str, Any]) -> dict[str, Any]:
 
 
 def _policy(cell: Cell) -> Any:
-    from agents import AGENTS, make_policy
+    from hear2act.agents import AGENTS, make_policy
 
     kwargs = dict(cell.agent_kwargs)
     if cell.agent_spec in AGENTS:
@@ -163,7 +163,7 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
     A failed rollout (a model call that failed for good) is a recorded result and is not re-run on resume,
     unless ``retry_failed``: then it is played again and its new line supersedes the failed one.
     """
-    from agents.base import close_policy
+    from hear2act.agents.base import close_policy
 
     from .engine import run_episodes
     from .rollout import episode_spec
@@ -247,7 +247,7 @@ def make_row(grid: Grid, r: Rollout, traj: Mapping[str, Any], scenario_hash: str
         "bank_hash": bank_hash,
         "failed": traj.get("failed"),
         "outcome": traj.get("outcome"),
-        "trajectory": dict(traj),  # a Trajectory's JSON object (eval.trajectory)
+        "trajectory": dict(traj),  # a Trajectory's JSON object (hear2act.eval.trajectory)
     }
 
 

@@ -31,7 +31,7 @@ CONFIDENCE = 0.95
 LADDER = ("none", "always_resolved", "shuffled", "always_unresolved", "correct")
 
 
-# metric -> outcome -> (numerator, denominator): the one table of :mod:`eval.metrics`; a condition's value is
+# metric -> outcome -> (numerator, denominator): the one table of :mod:`hear2act.eval.metrics`; a condition's value is
 # scale * sum(num) / sum(den) (scale 100 for percentages, 1 for the means "disclosed", "turns" and "asks").
 METRICS: dict[str, Callable[[Mapping[str, Any]], tuple[float, float]]] = {k: m.ratio for k, m in TABLE.items()}
 NOT_PERCENT = frozenset(k for k, m in TABLE.items() if m.scale == 1.0)

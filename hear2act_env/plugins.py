@@ -14,8 +14,8 @@ Declare them in the package's ``pyproject.toml`` (no installed file is edited)::
     [project.entry-points."hear2act.rewards"]
     brevity = "mypackage.rewards:brevity"       # --rewards accuracy,brevity
 
-Each registry (``RENDERERS``, ``agents.llm.BACKENDS``, ``MATCHERS``,
-``training.rewards.REWARDS``) is a :class:`PluginRegistry`: the built-in
+Each registry (``RENDERERS``, ``hear2act.agents.llm.BACKENDS``, ``MATCHERS``,
+``hear2act.training.rewards.REWARDS``) is a :class:`PluginRegistry`: the built-in
 entries, plus the group's entry points, looked up the first time a name is
 not built in (or the registry is listed). Nothing is imported until a plugin
 is used; a plugin that fails to import raises :class:`PluginError` naming the

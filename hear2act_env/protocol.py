@@ -21,7 +21,7 @@ reader outside the simulator may parse out of it, is defined here as
 
 :data:`GRAMMAR_VERSION` changes whenever any of this changes wording, so a
 reader written against one version can check the one it meets. Readers
-(``training.reader``, ``training.wrappers``, ``training.rewards``) parse only
+(``hear2act.training.reader``, ``hear2act.training.wrappers``, ``hear2act.training.rewards``) parse only
 through these functions; the pools are looked up at call time, so a grammar
 swapped in (``Grammar.with_phrase``) is what both the realizer writes and
 the readers read.

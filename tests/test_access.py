@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.prompts import AUDIO_ACCESS, build_messages
+from hear2act.agents.prompts import AUDIO_ACCESS, build_messages
+from hear2act.training.wrappers import CHANNELS
 from hear2act_env.access import ACCESS, CONDITIONS, NAMES, SPEECH_KEYS, Access, get, name_with, names
-from training.wrappers import CHANNELS
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("hear2act_env", "agents", "training", "eval")

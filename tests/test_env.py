@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hear2act_env
-from agents import make_agent
+from hear2act.agents import make_agent
 from hear2act_env.access import ACCESS
 from hear2act_env.dialogue.actions import parse_action
 from hear2act_env.env import INTERVENTIONS

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
+from hear2act.training import reader
+from hear2act.training.wrappers import CHANNELS
 from hear2act_env import load_scenarios, protocol
 from hear2act_env.dialogue.actions import format_action
 from hear2act_env.dialogue.engine import STATES, assess, collapsed
@@ -24,8 +26,6 @@ from hear2act_env.protocol import (
     parse_turn,
     strip_inferred,
 )
-from training import reader
-from training.wrappers import CHANNELS
 
 STATEMENT = "We need a window seat on the way back."
 

@@ -23,10 +23,10 @@ import pytest
 
 pytest.importorskip("trl")
 
+from hear2act.training.episodes import AgentPolicy, EpisodeReward, make_reference, play, summarize
+from hear2act.training.grpo_data import DialogueState, score_action
+from hear2act.training.splits import bundled_split, train_ids
 from hear2act_env import load_scenarios
-from training.episodes import AgentPolicy, EpisodeReward, make_reference, play, summarize
-from training.grpo_data import DialogueState, score_action
-from training.splits import bundled_split, train_ids
 
 CONFIGS = sorted(p for p in Path("training/configs").glob("*.yaml") if "distributed_type" not in p.read_text())
 SOLVERS = ("oracle", "state-rule")
@@ -34,7 +34,7 @@ NON_SOLVERS = ("stall", "always-ask", "confirm")
 
 
 def _parse(config: Path, tmp_path: Path):
-    from training.grpo import parse
+    from hear2act.training.grpo import parse
 
     return parse(["--config", str(config), "--model", "m", "--output_dir", str(tmp_path), "--bf16", "false",
                   "--use_cpu", "true"])

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
+from hear2act.training.episodes import AgentPolicy, ExploringAgent, make_reference, play, summarize
+from hear2act.training.splits import bundled_split, train_ids
 from hear2act_env import load_scenarios
 from hear2act_env.dialogue.actions import parse_action
-from training.episodes import AgentPolicy, ExploringAgent, make_reference, play, summarize
-from training.splits import bundled_split, train_ids
 
 IDS = train_ids(bundled_split(), 24)
 
@@ -50,7 +50,7 @@ def test_explorer_rejects_a_bad_probability():
 
 def test_tiny_tokenizer_added_tokens_round_trip():
     pytest.importorskip("tokenizers")
-    from agents.llm.tiny import build_tokenizer
+    from hear2act.agents.llm.tiny import build_tokenizer
 
     tok = build_tokenizer(600, added_tokens=("[ACTION: RECOMMEND]", "[OPTION: 5]", "[ACTION: CONFIRM]"))
     for text in ("[ACTION: RECOMMEND] [OPTION: 5] How about this one?", "[ACTION: CONFIRM] Great."):
@@ -61,8 +61,8 @@ def test_tiny_tokenizer_added_tokens_round_trip():
 
 def test_rollout_turn_sampling_is_checked():
     pytest.importorskip("trl")
-    from training.episode_rollout import TURN_SAMPLING, make_rollout_func
-    from training.episodes import EpisodeReward
+    from hear2act.training.episode_rollout import TURN_SAMPLING, make_rollout_func
+    from hear2act.training.episodes import EpisodeReward
 
     assert TURN_SAMPLING == ("uniform", "last")
     with pytest.raises(ValueError, match="turn_sampling"):

@@ -165,8 +165,8 @@ def test_trl_environment_factory_matches_the_local_tool_env(server: str) -> None
     """TRL's environment_factory contract (tools = public methods but reset/get_reward) on a remote episode."""
     import inspect
 
+    from hear2act.training.tools_env import Hear2ActToolEnv
     from hear2act_env.integrations.openenv import tool_env_factory
-    from training.tools_env import Hear2ActToolEnv
 
     factory = tool_env_factory(server)
 

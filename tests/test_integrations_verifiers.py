@@ -134,7 +134,7 @@ def test_vf_eval_rewards_equal_the_env_outcome_and_prompts_are_p6(tmp_path: Path
 @pytest.mark.slow
 def test_chat_context_is_one_conversation_scored_with_cesar_terms(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from training.episodes import EpisodeReward, TurnRecord, score_episode
+    from hear2act.training.episodes import EpisodeReward, TurnRecord, score_episode
 
     weights = {"format": 0.1, "consistency": 0.05}
     with FakeChatServer(plan) as server:

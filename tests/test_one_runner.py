@@ -1,9 +1,9 @@
 """One rollout runner: the same agent spec gives the same trajectory through every entry point.
 
-``hear2act rollout`` (a one-cell grid), ``hear2act eval`` (a grid with that cell), :func:`eval.rollout.run_condition`
-and GRPO's held-out play (:func:`training.episodes.play`) all play :func:`eval.engine.run_episodes` with the
+``hear2act rollout`` (a one-cell grid), ``hear2act eval`` (a grid with that cell), :func:`hear2act.eval.rollout.run_condition`
+and GRPO's held-out play (:func:`hear2act.training.episodes.play`) all play :func:`hear2act.eval.engine.run_episodes` with the
 same episode seeds and rollout ids; PPO's evaluation plays the same loop on the discrete-action env and gives
-what a plain step loop gives. Metrics come from one numerator/denominator table (:mod:`eval.metrics`).
+what a plain step loop gives. Metrics come from one numerator/denominator table (:mod:`hear2act.eval.metrics`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import math
 
 import pytest
 
-from eval.engine import run_episodes
-from eval.grid import episode_seed
-from eval.metrics import TABLE, summarize, value
-from eval.rollout import condition_specs, run_condition
-from eval.rundir import read_run
-from eval.trajectory import Trajectory
+from hear2act.eval.engine import run_episodes
+from hear2act.eval.grid import episode_seed
+from hear2act.eval.metrics import TABLE, summarize, value
+from hear2act.eval.rollout import condition_specs, run_condition
+from hear2act.eval.rundir import read_run
+from hear2act.eval.trajectory import Trajectory
 from hear2act_env import load_scenarios
 from hear2act_env.cli import main
 
@@ -70,8 +70,8 @@ def test_rollout_and_eval_play_the_same_trajectories(tmp_path, capsys, agent, ac
 
 
 def test_grpo_held_out_play_gives_the_rollout_trajectories(tmp_path, capsys):
-    from agents import make_policy
-    from training.episodes import play
+    from hear2act.agents import make_policy
+    from hear2act.training.episodes import play
 
     from_rollout = _rollout(tmp_path, "state-rule", "T+S")
     rows = play(make_policy("state-rule", access="T+S"), [t["scenario_id"] for t in from_rollout], access="T+S",
@@ -90,9 +90,9 @@ class _Macro:
 
 def test_ppo_evaluation_plays_the_engine_as_a_plain_step_loop_did():
     pytest.importorskip("stable_baselines3")
-    from training.ppo import Args, _summary, evaluate
-    from training.splits import split_scenarios
-    from training.wrappers import make_env
+    from hear2act.training.ppo import Args, _summary, evaluate
+    from hear2act.training.splits import split_scenarios
+    from hear2act.training.wrappers import make_env
 
     args = Args(access="T+S", max_scenarios=60, test_domains=1, test_per_domain=2)
     split = split_scenarios(load_scenarios()[:60], 1, 2, 0)
@@ -122,11 +122,11 @@ def test_ppo_evaluation_plays_the_engine_as_a_plain_step_loop_did():
 
 
 def test_one_metrics_table_for_summaries_and_the_bootstrap():
-    from eval import stats
+    from hear2act.eval import stats
 
     specs = condition_specs("Hear2Act-Prosody-v1", "transcript-rule", "T", scenario_ids=[s.id for s in
                                                                                          load_scenarios()[:6]])
-    from agents import make_policy
+    from hear2act.agents import make_policy
 
     trajs = run_episodes(specs, make_policy("transcript-rule", access="T"))
     assert all(isinstance(t, Trajectory) and t.scored for t in trajs)
@@ -146,7 +146,7 @@ def test_one_metrics_table_for_summaries_and_the_bootstrap():
 
 def test_trajectory_reads_as_its_json_object():
     specs = condition_specs("Hear2Act-Explicit-v1", "oracle", "T", scenario_ids=[load_scenarios()[0].id])
-    from agents import make_policy
+    from hear2act.agents import make_policy
 
     [t] = run_episodes(specs, make_policy("oracle", access="T"))
     d = json.loads(json.dumps(t.to_dict()))

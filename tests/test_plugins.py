@@ -3,8 +3,8 @@ renderer, a backend, a matcher and a reward term by name, without editing any in
 
 The package is made in a tmp dir the way pip installs one (a module plus ``myplug-0.1.dist-info`` with
 METADATA and entry_points.txt), put on ``sys.path`` of a fresh interpreter, and used through the public
-API only: ``gym.make(renderer=...)``, ``agents.make_policy``, the ``hear2act rollout`` CLI, ``matcher=``
-and ``training.rewards.make_reward_funcs``.
+API only: ``gym.make(renderer=...)``, ``hear2act.agents.make_policy``, the ``hear2act rollout`` CLI, ``matcher=``
+and ``hear2act.training.rewards.make_reward_funcs``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 PLUGIN = '''
 import numpy as np
 
-from agents.llm.backend import Generation, text_only
+from hear2act.agents.llm.backend import Generation, text_only
 
 
 class ToneRenderer:
@@ -107,9 +107,9 @@ def test_plugins_are_listed_without_importing_them(site):
     out = _run(site, """
         import json, sys
         from hear2act_env.speech.renderers import RENDERERS
-        from agents.llm import BACKENDS
+        from hear2act.agents.llm import BACKENDS
         from hear2act_env.dialogue.matchers import MATCHERS
-        from training.rewards import REWARDS
+        from hear2act.training.rewards import REWARDS
         print(json.dumps([sorted(RENDERERS), sorted(BACKENDS), sorted(MATCHERS), sorted(REWARDS),
                           "myplug" in sys.modules]))
     """)
@@ -128,8 +128,8 @@ def test_plugin_renderer_and_backend_play_through_the_public_api(site):
         import gymnasium as gym
         import numpy as np
         import hear2act_env
-        from agents import make_policy
-        from eval.engine import make_specs, run_episodes
+        from hear2act.agents import make_policy
+        from hear2act.eval.engine import make_specs, run_episodes
 
         env = gym.make("Hear2Act-Prosody-v1", access="A+T", renderer="tone", voice="default",
                        audio_cache=None)
@@ -161,7 +161,7 @@ def test_plugin_matcher_and_reward_term(site):
         import json
         import gymnasium as gym
         import hear2act_env
-        from training.rewards import REWARD_WEIGHTS, make_reward_funcs
+        from hear2act.training.rewards import REWARD_WEIGHTS, make_reward_funcs
 
         targets = []
         for matcher in ("learned", "never"):

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from eval.grid_edit import edit_grid
-from eval.readme_table import BEGIN, END, block, ladder_line, readme_block, rewrite, text_rows
-from eval.results import read_results, write_results
-from eval.runner import run_grid
+from hear2act.eval.grid_edit import edit_grid
+from hear2act.eval.readme_table import BEGIN, END, block, ladder_line, readme_block, rewrite, text_rows
+from hear2act.eval.results import read_results, write_results
+from hear2act.eval.runner import run_grid
 
 ROOT = Path(__file__).parent.parent
 
@@ -54,7 +54,7 @@ def test_block_from_results_and_rewrite_between_markers():
 def test_readme_text_rows_are_what_the_demo_text_block_gives(tmp_path):
     """Runs the quick grid's text-baselines block on all its scenarios (11,520 rule-agent rollouts) and
     compares the generated text rows with the README's. Regenerate the README with
-    `make demo && python -m eval.readme_table runs/demo` when it fails."""
+    `make demo && python -m hear2act.eval.readme_table runs/demo` when it fails."""
     grid = edit_grid("quick", drop_kinds=("label-fidelity", "spoken"))
     run_grid(grid, tmp_path, progress=False, batch_size=64)
     ours = text_rows(read_results(write_results(tmp_path, n_resamples=10)))
@@ -78,8 +78,8 @@ def test_readme_ladder_line_is_what_the_demo_label_fidelity_block_gives(tmp_path
 
 
 def test_model_table_rows_and_the_papers_table5_beside_them():
-    from eval.readme_table import MARKERS, model_block
-    from eval.report.tables import paper_value
+    from hear2act.eval.readme_table import MARKERS, model_block
+    from hear2act.eval.report.tables import paper_value
 
     metrics = {m: {"value": v, "low": None, "high": None} for m, v in (
         ("success", 12.5), ("accept", 40.0), ("fullfit", 20.0), ("full_disclosure", 4.2),

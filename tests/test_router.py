@@ -100,7 +100,7 @@ def test_airline_questions(question, attribute, bank):
 
 def test_every_need_is_reachable_by_its_label(bank):
     """The oracle's plain questions still reach every need."""
-    from agents.oracle import targeted_question
+    from hear2act.agents.oracle import targeted_question
 
     for s in bank.values():
         for level in (1, 2, 3):
@@ -109,9 +109,9 @@ def test_every_need_is_reachable_by_its_label(bank):
 
 
 def test_the_full_wrappers_column_questions_reach_their_attribute(bank):
+    from hear2act.training.reader import Options
+    from hear2act.training.wrappers import column_question
     from hear2act_env.env import options_text
-    from training.reader import Options
-    from training.wrappers import column_question
 
     hits = total = 0
     for s in bank.values():
@@ -188,7 +188,7 @@ def test_bad_weight_files_fail_with_the_path(tmp_path):
 # -- fitting ---------------------------------------------------------------------------------------
 def test_fitting_is_deterministic_and_learns(bank):
     pytest.importorskip("scipy")
-    from training import router_data, router_fit
+    from hear2act.training import router_data, router_fit
 
     path = DATA / "routing_train" / "budget-airline-tickets.txt"
     by_domain = {"budget-airline-tickets": [s for s in bank.values() if s.domain == "budget airline tickets"]}
@@ -205,7 +205,7 @@ def test_fitting_is_deterministic_and_learns(bank):
 
 
 def test_training_files_name_real_domains_and_attributes(bank):
-    from training import router_data
+    from hear2act.training import router_data
 
     examples = router_data.default_examples(list(bank.values()), per_question=1)
     assert len({e.question for e in examples}) > 8000
@@ -215,7 +215,7 @@ def test_training_files_name_real_domains_and_attributes(bank):
     # and leaving it out removes exactly those rows (nothing else is tagged with it).
     assert {e.source for e in examples} == set(router_data.SOURCES)
     own = [e for e in examples if e.source == router_data.OWN_AGENTS]
-    from agents.rule import GENERAL_QUESTION
+    from hear2act.agents.rule import GENERAL_QUESTION
 
     general_own = [e for e in own if e.labels == frozenset({router_mod.GENERAL})]
     assert {e.question for e in general_own} == {GENERAL_QUESTION}  # the rule agents' one general question
@@ -267,7 +267,7 @@ def decision_pairs(bank) -> list[tuple[str, str]]:
     a domain file's question (``routing_train/*.txt``) on two of the domain's scenarios, in turn, so that
     every scenario of the domain is met.
     """
-    from training.router_data import read_domain_lines
+    from hear2act.training.router_data import read_domain_lines
 
     names = [*HELD_OUT_SETS, *(f"routing_train/{p.name}" for p in sorted((DATA / "routing_train").glob("*.jsonl")))]
     pairs = [(r["scenario_id"], r["question"]) for name in names for r in read_rows(DATA / name)]

@@ -69,8 +69,8 @@ def _walk_through(domain_file: Path, tmp_path: Path) -> dict:
     assert _cli("scenarios", "build", "--domains", str(domain_file), "--out", str(out), "--check").returncode == 0
 
     # Play: gym.make(scenarios=FILE); the oracle (who knows the needs) succeeds on every scenario.
-    from agents import make_agent
-    from eval.rollout import run_episode
+    from hear2act.agents import make_agent
+    from hear2act.eval.rollout import run_episode
 
     env = gym.make("Hear2Act-Prosody-v1", scenarios=str(out), access="T")
     obs, info = env.reset(seed=0, options={"scenario_id": bank[0].id})

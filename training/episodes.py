@@ -1,6 +1,6 @@
 """Whole episodes as the unit of GRPO: the episode reward, reference policies, and scoring played episodes.
 
-An episode is played by the evaluation engine (:func:`eval.engine.run_episodes`)
+An episode is played by the evaluation engine (:func:`hear2act.eval.engine.run_episodes`)
 with the same P6 prompts and ``[ACTION: ...]`` grammar as ``hear2act
 rollout``; :class:`Recorder` wraps the policy and keeps, per decision, the
 context the policy saw (transcript, options, tag) and its raw output, so every
@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import PolicyInput, PolicyOutput
-from agents.rule import GENERAL_QUESTION
+from hear2act.agents.base import PolicyInput, PolicyOutput
+from hear2act.agents.rule import GENERAL_QUESTION
 from hear2act_env.dialogue.actions import INVALID, format_action, parse_action
 
 PROCESS_TERMS = ("format", "consistency", "keywords", "overthinking", "evidence")
@@ -87,7 +87,7 @@ class EpisodeReward:
 
     @classmethod
     def from_args(cls, args: Any) -> EpisodeReward:
-        """From :class:`training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``, ``process_weights``)."""
+        """From :class:`hear2act.training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``, ``process_weights``)."""
         return cls(float(args.success_weight), float(args.turn_cost), parse_term_weights(args.process_weights),
                    int(args.overthinking_norm))
 
@@ -123,7 +123,7 @@ class ExploringAgent:
     """A random-search teacher: RECOMMEND a random other option until it CONFIRMs.
 
     After a recommendation the user reacts to, it CONFIRMs with probability
-    ``confirm_prob`` if the words sound like assent (no :data:`agents.rule.PROBLEM_CUES`)
+    ``confirm_prob`` if the words sound like assent (no :data:`hear2act.agents.rule.PROBLEM_CUES`)
     and never if they object; otherwise (and after a refused CONFIRM) it
     RECOMMENDs an option other than the current one, uniformly. With
     ``reads_tag`` it CONFIRMs exactly when the state tag says ``resolved``
@@ -152,7 +152,7 @@ class ExploringAgent:
                       if ln.partition(". ")[0].strip().isdigit())
 
     def act(self, observation: dict[str, str]) -> str:
-        from agents.rule import PROBLEM_CUES, UNRESOLVED, _last_recommended
+        from hear2act.agents.rule import PROBLEM_CUES, UNRESOLVED, _last_recommended
 
         lines = str(observation.get("transcript", "")).splitlines()
         last = parse_action(lines[-2][len("Assistant: "):]) if len(lines) >= 2 else None
@@ -179,7 +179,7 @@ def make_reference(name: str, scenarios: Sequence[Any] | None = None) -> Any:
         return ExploringAgent(reads_tag=True)
     if name == "explore" or name.startswith("explore:"):
         return ExploringAgent(float(name.partition(":")[2] or 0.5))
-    from agents import make_agent
+    from hear2act.agents import make_agent
 
     return make_agent(name, **({"scenarios": scenarios} if name == "oracle" and scenarios is not None else {}))
 
@@ -211,7 +211,7 @@ def explain(observation: Mapping[str, Any], action: str) -> str:
 
 
 class AgentPolicy:
-    """A built-in agent as a batched :class:`agents.base.Policy`, optionally in the reasoning format."""
+    """A built-in agent as a batched :class:`hear2act.agents.base.Policy`, optionally in the reasoning format."""
 
     def __init__(self, make: Callable[[], Any], *, reasoning: bool = True, name: str = "agent") -> None:
         self.make = make
@@ -306,7 +306,7 @@ def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], co
 
 
 def _answer(raw: str) -> str:
-    from agents.llm.reasoning import split_reasoning
+    from hear2act.agents.llm.reasoning import split_reasoning
 
     return split_reasoning(raw)[1]
 
@@ -321,7 +321,7 @@ def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", reali
     trajectory (``trajectory``), its turn records (``records``) and
     :func:`score_episode`'s fields.
     """
-    from eval.engine import EpisodeSpec, run_episodes
+    from hear2act.eval.engine import EpisodeSpec, run_episodes
 
     config = config or EpisodeReward()
     env_id = {"prosody": "Hear2Act-Prosody-v1", "explicit": "Hear2Act-Explicit-v1"}.get(realization)

@@ -1,8 +1,8 @@
 """PPO (Stable-Baselines3, CPU) on the discrete wrappers, CleanRL-style: one dataclass of arguments.
 
-    python -m training.ppo --access T+S --total-timesteps 20000 --seed 0 --out runs/ppo-ts-0
+    python -m hear2act.training.ppo --access T+S --total-timesteps 20000 --seed 0 --out runs/ppo-ts-0
 
-Scenarios are split once by :func:`training.splits.split_scenarios` (``--split-seed``, the same for every run, so every
+Scenarios are split once by :func:`hear2act.training.splits.split_scenarios` (``--split-seed``, the same for every run, so every
 access condition and seed is scored on the same held-out scenarios): whole
 domains are held out (unseen domains) and, of the remaining domains, a few
 scenarios each (unseen scenarios of seen domains). The policy trains on the
@@ -33,7 +33,7 @@ from hear2act_env.access import NAMES, TRUE_STATE, get, names
 from .splits import split_scenarios
 
 # The access conditions whose env renders speech (a renderer argument, pooled episodes). Not the audio-in-prompt
-# set of agents.prompts.AUDIO_ACCESS: PPO reads the speech through the env's channels, never as a prompt.
+# set of hear2act.agents.prompts.AUDIO_ACCESS: PPO reads the speech through the env's channels, never as a prompt.
 SPEECH_ACCESS = names(lambda a: a.needs_speech)
 TRAIN_INSTALL = 'pip install "hear2act[train]"'
 
@@ -102,7 +102,7 @@ def _env_kwargs(args: Args) -> dict[str, Any]:
 class PredictPolicy:
     """An SB3 model as an engine policy: ``model.predict`` (deterministic) on the wrapped env's vector observation.
 
-    It plays envs built by :func:`training.wrappers.make_env` (the spec's ``make_env``), whose actions are the
+    It plays envs built by :func:`hear2act.training.wrappers.make_env` (the spec's ``make_env``), whose actions are the
     discrete indices the model outputs; one prediction per pending episode, as in a plain step loop.
     """
 
@@ -112,7 +112,7 @@ class PredictPolicy:
         self.model = model
 
     def act_batch(self, items: Sequence[Any]) -> list[Any]:
-        from agents.base import PolicyOutput
+        from hear2act.agents.base import PolicyOutput
 
         out = []
         for item in items:
@@ -124,11 +124,11 @@ class PredictPolicy:
 def evaluate(model: Any, args: Args, held_out: dict[str, list]) -> dict[str, Any]:
     """Play every held-out scenario once (seeds ``eval_seed + i``, deterministic policy); metrics per split.
 
-    The episodes are played by the rollout engine (:func:`eval.engine.run_episodes`, the loop ``hear2act
+    The episodes are played by the rollout engine (:func:`hear2act.eval.engine.run_episodes`, the loop ``hear2act
     rollout`` and ``eval`` play through) on the discrete-action env; outcomes are scored with the metrics table
-    of :mod:`eval.metrics`.
+    of :mod:`hear2act.eval.metrics`.
     """
-    from eval.engine import EpisodeSpec, run_episodes
+    from hear2act.eval.engine import EpisodeSpec, run_episodes
 
     from .wrappers import make_env
 
@@ -159,14 +159,14 @@ def evaluate(model: Any, args: Args, held_out: dict[str, list]) -> dict[str, Any
                                               for k in ("unseen_domain", "unseen_scenario")}, "episodes": rows}
 
 
-# eval.json's names for the metrics of eval.metrics.TABLE it reports (as fractions and means, not percent).
+# eval.json's names for the metrics of hear2act.eval.metrics.TABLE it reports (as fractions and means, not percent).
 SUMMARY = {"success": "success", "turns": "turns", "premature_closure": "premature_closure",
            "n_disclosed": "disclosed", "full_disclosure": "full_disclosure"}
 
 
 def _summary(outcomes: list[dict]) -> dict[str, float]:
     """The held-out figures of some episodes' outcomes (each with its ``return``), rounded to 6 places."""
-    from eval.metrics import value
+    from hear2act.eval.metrics import value
 
     if not outcomes:
         return {"n": 0}
@@ -182,7 +182,7 @@ def _require_sb3() -> Any:
         import stable_baselines3
         import torch
     except ImportError as exc:
-        raise ImportError(f"training.ppo needs stable-baselines3 and torch: {TRAIN_INSTALL} ({exc})") from None
+        raise ImportError(f"hear2act.training.ppo needs stable-baselines3 and torch: {TRAIN_INSTALL} ({exc})") from None
     return stable_baselines3, torch
 
 

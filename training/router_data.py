@@ -2,7 +2,7 @@
 
 Every row the fit sees comes from one of :data:`SOURCES`, read in this order
 (the order fixes the fitted bytes). The sources are declared so that each is
-reported on its own (``python -m training.router_fit --report``) and any can be
+reported on its own (``python -m hear2act.training.router_fit --report``) and any can be
 left out of a fit (``--exclude``):
 
 - ``routing_train``: domain-level questions (``tests/data/routing_train/*.txt``)
@@ -22,7 +22,7 @@ left out of a fit (``--exclude``):
   measured and read (v1: the lexical matcher's frames; v3: the first router's figure).
 
 ``heldout_questions_v2.jsonl`` is the validation set (it chose the fitting settings,
-:mod:`training.router_fit`); v4 and v5 are never read here.
+:mod:`hear2act.training.router_fit`); v4 and v5 are never read here.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def own_agent_questions(by_domain: dict[str, list[Scenario]]) -> list[Row]:
     keyword question is kept only where the lexical matcher routes it to its attribute in every scenario
     that has the attribute (a keyword several attributes share says nothing alone).
     """
-    from agents.rule import GENERAL_QUESTION
+    from hear2act.agents.rule import GENERAL_QUESTION
     from hear2act_env.dialogue.matching import match_question
     from hear2act_env.env import options_text
 

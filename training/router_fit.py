@@ -1,6 +1,6 @@
 """Fit the learned router's weights (:mod:`hear2act_env.dialogue.router`) from labelled questions: a tool.
 
-Training rows come from the declared sources of :mod:`training.router_data`
+Training rows come from the declared sources of :mod:`hear2act.training.router_data`
 (domain-level questions, each labelled with the attribute it asks about or
 ``general``, and rows written per scenario). A domain-level question is placed
 in several of its domain's scenarios (which ones rotates with the question's
@@ -16,7 +16,7 @@ to four decimals, which keeps the file small; accuracy is measured on the
 pruned weights.
 
 Which data chose what: the weights are fitted on every source of
-:data:`training.router_data.SOURCES`; the settings were chosen on
+:data:`hear2act.training.router_data.SOURCES`; the settings were chosen on
 ``tests/data/heldout_questions_v2.jsonl`` (a validation set, never fitted on):
 L2 1e-6 (1e-3 left rare words near zero: paraphrases 0.63 -> 0.83), pruning at
 0.1 (no change), and ``general_offset`` 0.75, added to general's score at
@@ -29,7 +29,7 @@ accuracy per source, ``--exclude own_agents`` fits without them (measured: held-
 v4/v5/v2 need-targeted 0.972/0.958/0.958 without them, 0.969/0.948/0.951 with; but only 0.461 of
 the own agents' rows routed right without them, 0.999 with).
 
-Run ``python -m training.router_fit`` (``--help``) from a source checkout (the
+Run ``python -m hear2act.training.router_fit`` (``--help``) from a source checkout (the
 rows are in ``tests/data``); it needs scipy (``pip install "hear2act[dev]"``),
 the router itself does not. Nothing under ``hear2act_env`` imports this module.
 """
@@ -174,7 +174,7 @@ def print_report(router: Router, examples: list[Example]) -> None:
 def main(argv: list[str] | None = None) -> None:
     from hear2act_env.scenarios import load_scenarios
 
-    ap = argparse.ArgumentParser(prog="python -m training.router_fit", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m hear2act.training.router_fit", description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300, help="Adam steps (full batch)")
     ap.add_argument("--lr", type=float, default=0.05, help="Adam learning rate")
     ap.add_argument("--l2-domain", type=float, default=1e-6, help="L2 on a domain's attribute/general weights")

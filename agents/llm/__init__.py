@@ -1,4 +1,4 @@
-"""Model backends for :func:`agents.make_policy`: local transformers, OpenAI-compatible servers, audio LLMs.
+"""Model backends for :func:`hear2act.agents.make_policy`: local transformers, OpenAI-compatible servers, audio LLMs.
 
 Registered by spec prefix (``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``,
 ``qwen2audio:PATH``) and imported on use, so ``import agents`` never pulls in
@@ -17,11 +17,11 @@ from .reasoning import split_reasoning
 
 # prefix -> "module:Class", imported on use; plus the "hear2act.backends" entry points (hear2act_env.plugins).
 BACKENDS: PluginRegistry[str] = PluginRegistry("backend", {
-    "hf": "agents.llm.hf:HFBackend",
-    "openai": "agents.llm.openai_backend:OpenAIBackend",
-    "omni": "agents.llm.omni:OmniBackend",
-    "qwen2audio": "agents.llm.qwen2audio:Qwen2AudioBackend",
-    "scripted": "agents.llm.scripted:ScriptedBackend",
+    "hf": "hear2act.agents.llm.hf:HFBackend",
+    "openai": "hear2act.agents.llm.openai_backend:OpenAIBackend",
+    "omni": "hear2act.agents.llm.omni:OmniBackend",
+    "qwen2audio": "hear2act.agents.llm.qwen2audio:Qwen2AudioBackend",
+    "scripted": "hear2act.agents.llm.scripted:ScriptedBackend",
 }, spec_value)
 
 

@@ -10,7 +10,7 @@ imported (``import hear2act_env.integrations`` imports neither):
   (``pip install "hear2act[openenv]"``).
 
 Both play the same episodes as ``hear2act rollout``: the P6 prompts of
-:mod:`agents.prompts`, the ``[ACTION: ...]`` grammar of
+:mod:`hear2act.agents.prompts`, the ``[ACTION: ...]`` grammar of
 :mod:`hear2act_env.dialogue.actions`, the env's outcome as the reward.
 """
 

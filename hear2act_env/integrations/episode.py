@@ -1,7 +1,7 @@
 """What the integrations share: building the env, the P6 prompt of a decision, reading a reply.
 
-One decision is prompted exactly as :class:`agents.llm.policy.ModelPolicy`
-prompts it (:func:`agents.llm.policy.decision_messages`: the observation and
+One decision is prompted exactly as :class:`hear2act.agents.llm.policy.ModelPolicy`
+prompts it (:func:`hear2act.agents.llm.policy.decision_messages`: the observation and
 the public scenario id only) and a reply is read exactly as that policy reads
 it (cut at the end of the action line, or at ``</answer>`` with reasoning,
 then the answer part), so an episode played through an integration is the
@@ -44,8 +44,8 @@ def make_env(realization: str, access: str, **kwargs: Any) -> Any:
 def decision_messages(observation: dict[str, Any], scenario_id: str, access: str, *, turn: int = 0,
                       assistant: str = "spoken", reasoning: bool = False) -> list[dict[str, Any]]:
     """The P6-family chat messages (system, user) of one pending decision."""
-    from agents.base import PolicyInput
-    from agents.llm.policy import decision_messages as p6
+    from hear2act.agents.base import PolicyInput
+    from hear2act.agents.llm.policy import decision_messages as p6
 
     item = PolicyInput(observation=observation, info_reset={"scenario_id": scenario_id}, episode_seed=0,
                        turn=turn, key="")
@@ -54,8 +54,8 @@ def decision_messages(observation: dict[str, Any], scenario_id: str, access: str
 
 def read_reply(text: str, *, reasoning: bool = False) -> str:
     """The action a model reply stands for: cut where ModelPolicy cuts it, then its answer part."""
-    from agents.llm.reasoning import split_reasoning
-    from agents.llm.stopping import truncate
+    from hear2act.agents.llm.reasoning import split_reasoning
+    from hear2act.agents.llm.stopping import truncate
 
     return split_reasoning(truncate(text, "answer" if reasoning else "action-line"))[1]
 

@@ -22,7 +22,7 @@ or ``uvicorn`` on :func:`make_app`. Client::
 An observation carries the Gymnasium observation's text fields
 (``transcript``, ``options``, and the access condition's channel: ``state``,
 ``inferred_state`` or ``affect``), ``prompt`` (the P6 chat messages
-:func:`agents.llm.policy.decision_messages` builds for it, what ``hear2act
+:func:`hear2act.agents.llm.policy.decision_messages` builds for it, what ``hear2act
 rollout`` sends a model), the public part of ``info`` (parsed action,
 invalid-action reason, turn, question routing, disclosed levels, current
 option) and, on the last step, ``outcome``. The hidden ground truth of
@@ -32,7 +32,7 @@ env's reward: 1.0 on the step that ends a successful episode. Text access only
 
 For TRL's ``GRPOTrainer(environment_factory=...)`` (its OpenEnv path),
 :func:`tool_env_factory` binds :class:`RemoteToolEnv` -- the four tools of
-:class:`training.tools_env.Hear2ActToolEnv` -- to a server.
+:class:`hear2act.training.tools_env.Hear2ActToolEnv` -- to a server.
 """
 
 from __future__ import annotations
@@ -173,12 +173,12 @@ class Hear2ActClient(EnvClient[Hear2ActAction, Hear2ActObservation, Hear2ActStat
 
 
 class RemoteToolEnv:
-    """:class:`training.tools_env.Hear2ActToolEnv` over an OpenEnv server: TRL's ``environment_factory``.
+    """:class:`hear2act.training.tools_env.Hear2ActToolEnv` over an OpenEnv server: TRL's ``environment_factory``.
 
     The same four tools, the same texts and the same reward as the local tool
     env, but every step runs on the server: ``GRPOTrainer(...,
     environment_factory=tool_env_factory("http://HOST:PORT"))`` trains on
-    remote Hear2Act episodes (rows from :func:`training.tools_env.tool_rows`;
+    remote Hear2Act episodes (rows from :func:`hear2act.training.tools_env.tool_rows`;
     their ``access`` and ``realization`` must be the server's).
     """
 

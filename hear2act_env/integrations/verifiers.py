@@ -10,19 +10,19 @@ call), and the rubric is the verifiable outcome:
 * reward ``success`` (weight ``success_weight``, default 1): 1.0 when the
   episode ended on the gold option, else 0.0 -- the env's return;
 * optional ``turn_cost`` (``-turn_cost * turns``) and CESAR's process terms
-  ``process/<term>`` (:data:`training.episodes.PROCESS_TERMS`, the mean over
+  ``process/<term>`` (:data:`hear2act.training.episodes.PROCESS_TERMS`, the mean over
   the episode's turns, weighted by ``process={"format": 0.1, ...}``), so the
-  trace's total reward is :func:`training.episodes.score_episode`'s.
+  trace's total reward is :func:`hear2act.training.episodes.score_episode`'s.
 
 Prompts and grammar are the evaluation's: each decision is prompted with the
-P6 messages of :func:`agents.llm.policy.decision_messages` and each reply is
-read as :class:`agents.llm.policy.ModelPolicy` reads it
+P6 messages of :func:`hear2act.agents.llm.policy.decision_messages` and each reply is
+read as :class:`hear2act.agents.llm.policy.ModelPolicy` reads it
 (:mod:`hear2act_env.integrations.episode`). Two ``context`` modes:
 
 * ``"p6"`` (default): every decision is a fresh model call on exactly the
   prompt ``hear2act rollout`` sends (P6 rebuilds the whole prompt each turn);
   one verifiers trace per decision, each scored with its episode's rubric
-  (the per-turn samples of :mod:`training.episode_rollout`);
+  (the per-turn samples of :mod:`hear2act.training.episode_rollout`);
 * ``"chat"``: one multi-turn conversation per episode: the first user message
   is the first decision's P6 prompt, each later one the next decision's P6
   user prompt; one trace per episode.
@@ -90,13 +90,13 @@ class Hear2ActTasksetConfig(vf.TasksetConfig):
     @field_validator("process")
     @classmethod
     def _process(cls, v: dict[str, float]) -> dict[str, float]:
-        from training.episodes import EpisodeReward
+        from hear2act.training.episodes import EpisodeReward
 
         EpisodeReward(process=v)  # unknown term, negative weight, or process outweighing success: one-line error
         return v
 
     def episode_reward(self) -> Any:
-        from training.episodes import EpisodeReward
+        from hear2act.training.episodes import EpisodeReward
 
         return EpisodeReward(success_weight=self.success_weight, turn_cost=self.turn_cost, process=self.process)
 
@@ -242,8 +242,8 @@ def _reply(segment: Any, trace: Any, sid: str, turn: int) -> str:
 def _step(env: Any, obs: dict[str, Any], reply: str, turns: list[Any],
           c: Hear2ActTasksetConfig) -> tuple[dict[str, Any], dict[str, Any], bool]:
     """One env step on the reply's action; the turn is recorded for the process terms."""
-    from agents.llm.stopping import truncate
-    from training.episodes import TurnRecord
+    from hear2act.agents.llm.stopping import truncate
+    from hear2act.training.episodes import TurnRecord
 
     raw = truncate(reply, "answer" if c.reasoning else "action-line")
     turns.append(TurnRecord(str(obs.get("transcript", "")), str(obs.get("options", "")),
@@ -254,7 +254,7 @@ def _step(env: Any, obs: dict[str, Any], reply: str, turns: list[Any],
 
 def _score(traces: list[Any], turns: list[Any], info: dict[str, Any], c: Hear2ActTasksetConfig) -> None:
     """Record the episode's rubric on every trace of the episode (see the module docstring)."""
-    from training.episodes import PROCESS_TERMS, score_episode
+    from hear2act.training.episodes import PROCESS_TERMS, score_episode
 
     outcome = info["outcome"]
     scored = score_episode({"outcome": outcome}, turns, c.episode_reward())

@@ -205,7 +205,7 @@ JSONL file itself (`scenarios="{source}"`).
 | `{SPLIT}` | {len(scenarios)} | every scenario: the benchmark is an evaluation set |
 
 The RL kit's held-out split (whole domains, then scenarios per domain) is a function of
-the ids: `training.splits.split_scenarios(scenarios, 8, 2, 0)` for the defaults.
+the ids: `hear2act.training.splits.split_scenarios(scenarios, 8, 2, 0)` for the defaults.
 
 ## Fields
 
