@@ -1,0 +1,21 @@
+"""Package layout only (everything else is in pyproject.toml).
+
+The repository keeps ``agents/``, ``eval/`` and ``training/`` at the top level; the wheel installs them as
+``hear2act.agents``, ``hear2act.eval`` and ``hear2act.training`` (``package_dir``), next to ``hear2act_env``.
+Subpackages are found here, so a new one needs no edit.
+"""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+ROOT = Path(__file__).resolve().parent
+NAMESPACED = ("agents", "eval", "training")
+
+packages = ["hear2act", *find_packages(str(ROOT), include=["hear2act_env", "hear2act_env.*"])]
+package_dir = {"hear2act": "hear2act"}
+for top in NAMESPACED:
+    packages += [f"hear2act.{name}" for name in find_packages(str(ROOT), include=[top, f"{top}.*"])]
+    package_dir[f"hear2act.{top}"] = top
+
+setup(packages=packages, package_dir=package_dir)
