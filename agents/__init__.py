@@ -1,9 +1,9 @@
 """Agents that play the assistant: baselines and model-backed policies.
 
-Every agent implements :class:`agents.base.Agent` (observation -> action text)
-and is registered by name in :data:`agents.base.AGENTS`. Every agent and every
+Every agent implements :class:`hear2act.agents.base.Agent` (observation -> action text)
+and is registered by name in :data:`hear2act.agents.base.AGENTS`. Every agent and every
 model (``hf:``, ``openai:``, ``omni:``, ``qwen2audio:``) is a
-:class:`agents.base.Policy` through :func:`make_policy`.
+:class:`hear2act.agents.base.Policy` through :func:`make_policy`.
 """
 
 from __future__ import annotations

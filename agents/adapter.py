@@ -1,4 +1,4 @@
-"""Every registered :class:`~agents.base.Agent` as a batched :class:`~agents.base.Policy`.
+"""Every registered :class:`~hear2act.agents.base.Agent` as a batched :class:`~hear2act.agents.base.Policy`.
 
 One agent instance per episode key (agents keep per-episode state); it is
 reset on the episode's first decision and dropped when the engine releases

@@ -2,9 +2,9 @@
 
 An :class:`Agent` plays one episode at a time (observation -> action text).
 A :class:`Policy` acts for many episodes at once (``act_batch``), which is
-what the batched rollout engine (:mod:`eval.engine`) drives; every agent is
-also a policy through :class:`agents.adapter.RuleAgentPolicy`, and any model
-is one through :class:`agents.llm.policy.ModelPolicy`.
+what the batched rollout engine (:mod:`hear2act.eval.engine`) drives; every agent is
+also a policy through :class:`hear2act.agents.adapter.RuleAgentPolicy`, and any model
+is one through :class:`hear2act.agents.llm.policy.ModelPolicy`.
 """
 
 from __future__ import annotations
@@ -81,12 +81,12 @@ def close_policy(policy: object) -> None:
 
 # name -> "module:Class"; imported on use so that heavy agents cost nothing until asked for.
 AGENTS: dict[str, str] = {
-    "random": "agents.baselines:RandomAgent",
-    "confirm": "agents.baselines:ConfirmImmediatelyAgent",
-    "options-value": "agents.baselines:OptionsValueAgent",
-    "transcript-rule": "agents.rule:TranscriptRuleAgent",
-    "state-rule": "agents.rule:StateAwareRuleAgent",
-    "oracle": "agents.oracle:OracleAgent",
+    "random": "hear2act.agents.baselines:RandomAgent",
+    "confirm": "hear2act.agents.baselines:ConfirmImmediatelyAgent",
+    "options-value": "hear2act.agents.baselines:OptionsValueAgent",
+    "transcript-rule": "hear2act.agents.rule:TranscriptRuleAgent",
+    "state-rule": "hear2act.agents.rule:StateAwareRuleAgent",
+    "oracle": "hear2act.agents.oracle:OracleAgent",
 }
 # Keyword arguments of make_policy that configure the policy, not the backend.
 POLICY_KWARGS = ("assistant", "reasoning", "name", "record_prompts", "stop")

@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from eval.metrics import summarize
-from eval.rollout import run_condition
+from hear2act.eval.metrics import summarize
+from hear2act.eval.rollout import run_condition
+
 from hear2act_env import ENV_IDS, load_scenarios
 from hear2act_env.env import ACCESS
 

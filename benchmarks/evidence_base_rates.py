@@ -4,10 +4,10 @@
 
 Plays ``state-rule`` under access ``A`` (hibari, Prosody) on training-split
 scenarios, collects up to 4 user turns per episode, re-derives each turn's
-features and prints, per claim of :data:`training.rewards.QUALITATIVE`, the
+features and prints, per claim of :data:`hear2act.training.rewards.QUALITATIVE`, the
 fraction of turns it holds for (with the 15 % tolerance) and the expected
-score of making it unconditionally (:func:`training.rewards.claim_score`).
-``training.rewards.BASE_RATES`` holds the numbers of ``--episodes 60 --seed 0``.
+score of making it unconditionally (:func:`hear2act.training.rewards.claim_score`).
+``hear2act.training.rewards.BASE_RATES`` holds the numbers of ``--episodes 60 --seed 0``.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def user_turn_clips(n_episodes: int, seed: int, turns: int = 4) -> list:
     import numpy as np
+    from hear2act.agents import make_agent
+    from hear2act.training.splits import bundled_split, train_ids
 
-    from agents import make_agent
     from hear2act_env.env import Hear2ActEnv
-    from training.splits import bundled_split, train_ids
 
     env = Hear2ActEnv(realization="prosody", access="A")
     clips = []
@@ -45,7 +45,7 @@ def user_turn_clips(n_episodes: int, seed: int, turns: int = 4) -> list:
 
 def rates(clips: list) -> list[tuple[str, str, float, float, float]]:
     """(feature, op, threshold, base rate, expected score of the unconditional claim) per qualitative claim."""
-    from training.rewards import QUALITATIVE, Claim, _features, check_claim, claim_score
+    from hear2act.training.rewards import QUALITATIVE, Claim, _features, check_claim, claim_score
 
     feats = [_features(c) for c in clips]
     out = []

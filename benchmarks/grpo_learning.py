@@ -4,13 +4,13 @@
 
 Recipe (every number is a flag; the defaults are the CPU budget):
 
-1. build a tiny causal LM locally (:func:`agents.llm.tiny.build_tiny_causal_lm`; no downloads), or take
+1. build a tiny causal LM locally (:func:`hear2act.agents.llm.tiny.build_tiny_causal_lm`; no downloads), or take
    ``--model DIR`` (e.g. a local SmolLM2-135M-Instruct);
-2. ``python -m training.sft``: imitate ``state-rule`` on the training split (P6 prompts, ``[ACTION: ...]``);
-3. ``python -m training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
+2. ``python -m hear2act.training.sft``: imitate ``state-rule`` on the training split (P6 prompts, ``[ACTION: ...]``);
+3. ``python -m hear2act.training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
    (success - 0.05/turn + process terms), held-out evaluation every ``--eval-every`` steps;
 4. print held-out success, premature closure and mean episode reward before (= after SFT) and after GRPO,
-   on the same held-out scenarios and seeds (every ``--eval-stride``-th id of :func:`training.splits.eval_ids`,
+   on the same held-out scenarios and seeds (every ``--eval-stride``-th id of :func:`hear2act.training.splits.eval_ids`,
    seeds 10000 + i), and write the curve to ``docs/figures/grpo_learning_curve.png``.
 
 Measured once (seed 0, defaults, 2 shared cores): 0.000 -> 0.000 held-out success, 97.8 s per GRPO step,
@@ -76,9 +76,9 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     torch.set_num_threads(args.threads)
-    from agents.llm.tiny import build_tiny_causal_lm
-    from training import grpo, sft
-    from training.splits import bundled_split, eval_ids
+    from hear2act.agents.llm.tiny import build_tiny_causal_lm
+    from hear2act.training import grpo, sft
+    from hear2act.training.splits import bundled_split, eval_ids
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
     nice -n 10 python benchmarks/ppo_results.py --out runs/ppo-grid            # train what is missing, then report
     python benchmarks/ppo_results.py --out runs/ppo-grid --report-only          # table + figure from finished runs
 
-Every cell is ``python -m training.ppo`` (the same ``train`` function, in one
+Every cell is ``python -m hear2act.training.ppo`` (the same ``train`` function, in one
 process so cached audio features are reused across seeds) with the same
 split, turn cost and budget; a cell whose ``eval.json`` exists is skipped, so
 the command resumes. The report is a markdown table (mean and spread over
@@ -38,7 +38,7 @@ def cell_dir(out: Path, realization: str, access: str, seed: int) -> Path:
 
 def run_grid(out: Path, seeds: list[int], steps: int, eval_every: int, turn_cost: float,
              access: tuple[str, ...], realizations: tuple[str, ...], episode_pool: int = -1) -> None:
-    from training.ppo import Args, train
+    from hear2act.training.ppo import Args, train
 
     for acc in access:
         for real in realizations:
@@ -128,7 +128,7 @@ def main() -> None:
     p.add_argument("--access", default=",".join(ACCESS), help="access conditions to train")
     p.add_argument("--realizations", default="Prosody,Explicit", help="Prosody and/or Explicit")
     p.add_argument("--episode-pool", type=int, default=-1,
-                   help="episodes per training scenario (training.ppo's --episode-pool; -1: its default)")
+                   help="episodes per training scenario (hear2act.training.ppo's --episode-pool; -1: its default)")
     p.add_argument("--report-only", action="store_true", help="only aggregate finished runs")
     p.add_argument("--figure", default=str(FIGURE), help="where the learning-curve PNG goes")
     a = p.parse_args()

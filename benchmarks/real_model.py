@@ -34,9 +34,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import make_policy  # noqa: E402
-from agents.llm.stopping import StopOnRule, truncate  # noqa: E402
-from eval.engine import make_specs, run_episodes  # noqa: E402
+from hear2act.agents import make_policy  # noqa: E402
+from hear2act.agents.llm.stopping import StopOnRule, truncate  # noqa: E402
+from hear2act.eval.engine import make_specs, run_episodes  # noqa: E402
 
 ENVS = {"Prosody": "Hear2Act-Prosody-v1", "Explicit": "Hear2Act-Explicit-v1"}
 SCENARIOS = ["budget-airline-tickets-01", "restaurant-reservations-01", "vacation-rental-properties-01",
@@ -162,7 +162,7 @@ def corpus(args: argparse.Namespace) -> None:
 
 
 def grid(args: argparse.Namespace) -> None:
-    from eval.metrics import summarize
+    from hear2act.eval.metrics import summarize
 
     ids = SCENARIOS[:args.scenarios]
     for realization in ("Prosody", "Explicit"):

@@ -57,14 +57,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="alternate engine / raw runs; report the fastest")
     args = parser.parse_args(argv)
 
-    from agents.llm.hf import HFBackend
-    from agents.llm.policy import ModelPolicy
-    from eval.engine import make_specs, run_episodes
+    from hear2act.agents.llm.hf import HFBackend
+    from hear2act.agents.llm.policy import ModelPolicy
+    from hear2act.eval.engine import make_specs, run_episodes
+
     from hear2act_env import load_scenarios
 
     model = args.model
     if model is None:
-        from agents.llm.tiny import build_tiny_causal_lm
+        from hear2act.agents.llm.tiny import build_tiny_causal_lm
 
         model = str(build_tiny_causal_lm(Path(tempfile.mkdtemp(prefix="hear2act-bench-lm-"))))
     backend = HFBackend(model, max_new_tokens=args.max_new_tokens)

@@ -77,7 +77,7 @@ def main() -> None:
     print(f"2. cached audio observation: {disk:.3f} ms from disk, {memory:.4f} ms from memory (target <= 1 ms)",
           flush=True)
 
-    from eval.perception import balanced_sample, collect_turns, evaluate
+    from hear2act.eval.perception import balanced_sample, collect_turns, evaluate
 
     n = 40 if args.quick else 200
     turns = collect_turns()
@@ -87,8 +87,9 @@ def main() -> None:
         print(f"3. perceiver, same words, {name}: {r['overall']:.3f} on {r['n']} balanced clips "
               f"(resolved {r['resolved']:.2f}, unresolved {r['unresolved']:.2f}; target 0.85-0.95)", flush=True)
 
-    from eval.metrics import summarize
-    from eval.rollout import run_condition
+    from hear2act.eval.metrics import summarize
+    from hear2act.eval.rollout import run_condition
+
     from hear2act_env import load_scenarios
 
     ids = [s.id for s in load_scenarios()][:: 5 if args.quick else 1]

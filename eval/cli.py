@@ -17,7 +17,7 @@ COLUMNS = ("success", "accept", "fullfit", "full_disclosure", "premature_closure
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from agents import AGENTS
+    from hear2act.agents import AGENTS
 
     r = subparsers.add_parser("rollout", help="run an agent over scenarios and summarise")
     r.add_argument("--agent", required=True, metavar="SPEC",
@@ -55,7 +55,7 @@ def _ids(n: int | None) -> list[str] | None:
 
 
 def _rollout(args: argparse.Namespace) -> int:
-    from agents import AGENTS
+    from hear2act.agents import AGENTS
 
     from .rollout import run_condition
 

@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from hear2act.agents.base import Policy, PolicyInput, PolicyOutput
+from hear2act.agents.llm.perceiver_llm import PerceptionError
 
 import hear2act_env
-from agents.base import Policy, PolicyInput, PolicyOutput
-from agents.llm.perceiver_llm import PerceptionError
 
 # Failures of an external model the env calls for its observation (an audio-LLM perceiver):
 # they end that one episode as failed, with the reason, instead of stopping the run.
@@ -61,7 +61,7 @@ class EpisodeSpec:
 
 def make_specs(env_id: str, scenario_ids: Iterable[str], *, seed: int = 0, access: str = "T",
                intervention: str = "correct", env_kwargs: Mapping[str, Any] | None = None) -> list[EpisodeSpec]:
-    """One spec per scenario with seeds ``seed + i`` (as :func:`eval.rollout.run_condition`)."""
+    """One spec per scenario with seeds ``seed + i`` (as :func:`hear2act.eval.rollout.run_condition`)."""
     return [
         EpisodeSpec(env_id, sid, seed + i, access, intervention, dict(env_kwargs or {}),
                     key=f"{env_id}/{access}/{intervention}/{sid}/{seed + i}")

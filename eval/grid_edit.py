@@ -36,8 +36,8 @@ def parse_agent_option(text: str) -> tuple[str, str]:
 
 def check_agent_spec(spec: str, where: str) -> None:
     """A registered agent name or ``PREFIX:TARGET`` with a known backend prefix and a non-empty target."""
-    from agents import AGENTS
-    from agents.llm import BACKENDS, split_spec
+    from hear2act.agents import AGENTS
+    from hear2act.agents.llm import BACKENDS, split_spec
 
     if spec in AGENTS:
         return

@@ -36,7 +36,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def backend_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    from agents.llm import split_spec
+    from hear2act.agents.llm import split_spec
 
     prefix, _ = split_spec(args.agent)
     kw: dict[str, Any] = {}
@@ -48,8 +48,9 @@ def backend_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
-    from agents import AGENTS, make_policy
-    from agents.llm import BACKENDS, split_spec
+    from hear2act.agents import AGENTS, make_policy
+    from hear2act.agents.llm import BACKENDS, split_spec
+
     from hear2act_env import load_scenarios
 
     from .cli import COLUMNS
@@ -60,7 +61,7 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
         raise SystemExit(f"hear2act rollout: unknown agent {args.agent!r}; choose a registered agent "
                          f"{sorted(AGENTS)} or a model spec PREFIX:TARGET with PREFIX in {sorted(BACKENDS)}")
     scenario_ids = ids if ids is not None else [s.id for s in load_scenarios()]
-    from agents.llm.perceiver_llm import perceiver_env_kwargs
+    from hear2act.agents.llm.perceiver_llm import perceiver_env_kwargs
 
     try:  # built in every process of a launch, each on its own device
         env_kwargs = perceiver_env_kwargs(getattr(args, "perceiver", None), args.access, seed=args.seed)
@@ -79,7 +80,7 @@ def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     # Each process streams finished episodes to OUT.part<rank> as they end, so a crash loses nothing
     # already played; the parts are removed once rank 0 has written the merged file.
     part = Path(f"{args.out}.part{info.rank}") if args.out else None
-    from agents.base import close_policy
+    from hear2act.agents.base import close_policy
 
     try:
         with _Stream(part) as stream:

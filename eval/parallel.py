@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from agents.base import Policy
+from hear2act.agents.base import Policy
 
 from .engine import EpisodeSpec, run_episodes
 
@@ -75,7 +75,7 @@ def run_sharded(specs: Sequence[EpisodeSpec], make: Callable[[], Policy], *, bat
     """
     info = info or process_info()
     mine = shard(len(specs), info.rank, info.world_size)
-    from agents.base import close_policy
+    from hear2act.agents.base import close_policy
 
     policy = make()
     try:

@@ -56,7 +56,7 @@ class Turn:
 
 def collect_turns(env_id: str = "Hear2Act-Prosody-v1", seed: int = 0, limit: int | None = None) -> list[Turn]:
     """Every user reaction to a recommendation in the reference rollouts (no audio rendered)."""
-    from agents import make_agent
+    from hear2act.agents import make_agent
 
     from .rollout import play
 

@@ -2,7 +2,7 @@
 
 ``hear2act render GRID [--agent LABEL=SPEC] [--limit N]`` (GRID as for ``hear2act eval``, the same edits)
 renders what that grid plays: its speech cells (access ``A``, ``A+T``, ``T+S_hat``, ``T+affect``), with its
-episode seeds (:func:`eval.grid.episode_seed`), its scenario subsets and its renderers.
+episode seeds (:func:`hear2act.eval.grid.episode_seed`), its scenario subsets and its renderers.
 
 - A registered (rule) agent's rollouts are played exactly as ``hear2act eval`` plays them (same env
   arguments, perceiver and policy, through the same engine), so every utterance they meet is rendered:
@@ -34,7 +34,7 @@ Utterance = tuple[str, str, int]
 
 def utterances(env_ids: list[str], agents: list[str], n: int | None, seed: int) -> set[Utterance]:
     """(words, delivery label, render seed) of every user turn of ``hear2act rollout`` (seeds seed + i)."""
-    from agents import make_agent
+    from hear2act.agents import make_agent
 
     from .rollout import play
 
@@ -66,8 +66,8 @@ def grid_utterances(grid: Any, cache: str | Path | None = None, batch_size: int 
 
     Playing renders through the env's audio cache (``cache``, default the env's), which is the point.
     """
-    from agents import AGENTS
-    from agents.base import close_policy
+    from hear2act.agents import AGENTS
+    from hear2act.agents.base import close_policy
 
     from .engine import EpisodeSpec, run_episodes
     from .runner import _by_policy, _env_kwargs, _policy
@@ -112,7 +112,7 @@ def _opening_env(env_id: str, kwargs: dict[str, Any]) -> gym.Env:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from agents import AGENTS
+    from hear2act.agents import AGENTS
 
     p = subparsers.add_parser(
         "render", help="pre-render (cache) every user utterance a grid needs",

@@ -1,7 +1,7 @@
 """``RUN_DIR/results.json``: per cell the metrics with bootstrap CIs and counts, plus every version involved.
 
 Written by ``hear2act eval`` (after a run) and ``hear2act report``, from the run directory's rows
-(:func:`eval.runner.read_run`), so it is a pure function of them and the install. The file a leaderboard
+(:func:`hear2act.eval.runner.read_run`), so it is a pure function of them and the install. The file a leaderboard
 or a paper table is built from::
 
     {"schema": "hear2act-results/1", "command": "hear2act eval ..." | null,
@@ -117,7 +117,7 @@ def build_results(rows: Sequence[Mapping[str, Any]], grid_source: str | None = N
 
 
 def write_results(run_dir: str | Path, rows: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any) -> Path:
-    """Write ``RUN_DIR/results.json`` (rows default to :func:`eval.runner.read_run`); returns its path."""
+    """Write ``RUN_DIR/results.json`` (rows default to :func:`hear2act.eval.runner.read_run`); returns its path."""
     from .runner import read_run
 
     run_dir = Path(run_dir)

@@ -18,7 +18,7 @@ A rollout's line is a pure function of the grid, its cell, scenario and repeat
 (up to order), and shards merge by concatenation: ``cat RUN_DIR/rollouts*.jsonl``.
 A lock file stops two processes from writing the same shard file.
 
-Identity. Every row carries ``grid_id`` and ``cell_hash`` (:mod:`eval.run_identity`); ``eval`` and
+Identity. Every row carries ``grid_id`` and ``cell_hash`` (:mod:`hear2act.eval.run_identity`); ``eval`` and
 ``read_run`` (so ``report``) refuse a row of another grid, a rollout the grid does not plan, a row played
 with another definition of its cell, and a second, different line for one rollout id, each with a one-line
 error naming ``file:line``. A run directory with no rows is an error for ``read_run``.
@@ -231,7 +231,7 @@ def _env_kwargs(cell: Cell, perceivers: dict[str, Any]) -> dict[str, Any]:
         # The paper's two-stage T+S_hat (cards P6c/P6d): an audio LLM writes the state sentence, loaded once.
         spec = cell.agent_spec if cell.perceiver == "self" else cell.perceiver
         if spec not in perceivers:
-            from agents.llm.perceiver_llm import make_perceiver
+            from hear2act.agents.llm.perceiver_llm import make_perceiver
 
             perceivers[spec] = make_perceiver(spec)
         kwargs["perceiver"] = perceivers[spec]
@@ -259,7 +259,7 @@ def _env_kwargs(cell: Cell, perceivers: dict[str, Any]) -> dict[str, Any]:
 
 
 def _policy(cell: Cell) -> Any:
-    from agents import AGENTS, make_policy
+    from hear2act.agents import AGENTS, make_policy
 
     kwargs = dict(cell.agent_kwargs)
     if cell.agent_spec in AGENTS:
@@ -278,7 +278,7 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
     A failed rollout (a model call that failed for good) is a recorded result and is not re-run on resume,
     unless ``retry_failed``: then it is played again and its new line supersedes the failed one.
     """
-    from agents.base import close_policy
+    from hear2act.agents.base import close_policy
 
     from .engine import EpisodeSpec, run_episodes
 

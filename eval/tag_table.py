@@ -1,6 +1,6 @@
 """Regenerate the shipped distribution of true state tags (for the ``shuffled`` intervention).
 
-``python -m eval.tag_table`` plays the state-aware rule agent with correct tags
+``python -m hear2act.eval.tag_table`` plays the state-aware rule agent with correct tags
 (access ``T+S``) over all 960 base episodes (480 scenarios x 2 realizations,
 seeds 0..479) and counts the delivery label of the true tag at every observed
 turn. The ``shuffled`` intervention draws tags from this table, independently
@@ -16,9 +16,9 @@ from collections import Counter
 from typing import Any
 
 import gymnasium as gym
+from hear2act.agents import make_agent
+from hear2act.eval.rollout import play
 
-from agents import make_agent
-from eval.rollout import play
 from hear2act_env import ENV_IDS
 from hear2act_env.state_tags import TAG_TABLE
 
@@ -37,7 +37,7 @@ def measure(seed: int = 0) -> dict[str, Any]:
             episodes += 1
     return {
         "source": f"true CONCERN STATE tags at every turn of {AGENT} (access T+S, correct) over "
-        f"{episodes} base episodes, seeds {seed}..{seed + episodes // 2 - 1}; python -m eval.tag_table",
+        f"{episodes} base episodes, seeds {seed}..{seed + episodes // 2 - 1}; python -m hear2act.eval.tag_table",
         "episodes": episodes,
         "counts": dict(sorted(counts.items())),
     }

@@ -22,15 +22,15 @@ from collections.abc import Sequence
 # `hear2act scenarios ...` never pays for the env or agents.
 COMMANDS: dict[str, str] = {
     "scenarios": "hear2act_env.scenarios.cli",
-    "rollout": "eval.cli",
-    "demo": "eval.cli",
-    "play": "eval.play",
-    "perception": "eval.perception",
-    "render": "eval.render",
-    "listen": "eval.listening.cli",
-    "eval": "eval.runner",
-    "report": "eval.report.cli",
-    "models": "agents.llm.prepare",
+    "rollout": "hear2act.eval.cli",
+    "demo": "hear2act.eval.cli",
+    "play": "hear2act.eval.play",
+    "perception": "hear2act.eval.perception",
+    "render": "hear2act.eval.render",
+    "listen": "hear2act.eval.listening.cli",
+    "eval": "hear2act.eval.runner",
+    "report": "hear2act.eval.report.cli",
+    "models": "hear2act.agents.llm.prepare",
 }
 # Exceptions that mean "the input (or the installation) was wrong", reported as one line (exit 2);
 # ImportError covers a missing extra, whose message names the pip install.

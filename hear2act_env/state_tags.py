@@ -9,7 +9,7 @@ keeping the label distribution; online, each tag is drawn independently of
 the true state from the distribution of true tags over the benchmark's
 episodes. That distribution is a fixed table shipped in
 ``data/state-tag-distribution.json`` (regenerate with ``python -m
-eval.tag_table``; how it was measured is recorded inside the file).
+hear2act.eval.tag_table``; how it was measured is recorded inside the file).
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ pytest.importorskip("transformers")
 pytest.importorskip("hibari")
 
 import torch
+from hear2act.agents.llm.audio_inputs import build_audio_inputs, load_audio_processing, num_audio_tokens
+from hear2act.agents.llm.backend import GenerationRequest
+from hear2act.agents.llm.tiny import build_tiny_omni, build_tiny_qwen2audio
 
 import hear2act_env
-from agents.llm.audio_inputs import build_audio_inputs, load_audio_processing, num_audio_tokens
-from agents.llm.backend import GenerationRequest
-from agents.llm.tiny import build_tiny_omni, build_tiny_qwen2audio
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -43,7 +43,7 @@ def qwen2audio_path(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def omni(omni_path):
-    from agents.llm.omni import OmniBackend
+    from hear2act.agents.llm.omni import OmniBackend
 
     return OmniBackend(omni_path, max_new_tokens=6)
 
@@ -119,7 +119,7 @@ def test_qwen2audio_inputs_equal_the_real_processor(qwen2audio_path, clips):
 
 @pytest.mark.parametrize("kind", ["omni", "qwen2audio"])
 def test_batched_generation_equals_one_by_one(kind, omni, qwen2audio_path, clips):
-    from agents.llm.qwen2audio import Qwen2AudioBackend
+    from hear2act.agents.llm.qwen2audio import Qwen2AudioBackend
 
     backend = omni if kind == "omni" else Qwen2AudioBackend(qwen2audio_path, max_new_tokens=6)
     requests = [GenerationRequest(chat(c, f"Turn {i}: that could work."), seed=i, key=f"e{i}/1")
@@ -164,9 +164,8 @@ def test_full_omni_checkpoint_layout_loads_as_thinker(omni_path, tmp_path, clips
     import json
     import shutil
 
+    from hear2act.agents.llm.omni import OmniBackend
     from safetensors.torch import load_file, save_file
-
-    from agents.llm.omni import OmniBackend
 
     full = tmp_path / "omni-full"
     shutil.copytree(omni_path, full)
@@ -182,15 +181,15 @@ def test_full_omni_checkpoint_layout_loads_as_thinker(omni_path, tmp_path, clips
     req = [GenerationRequest(chat(clips[1]), 0, "e/1")]
     assert a.generate(req)[0].text == b.generate(req)[0].text
     # Without a generation config of its own, the chat template's turn end still stops a reply.
-    from agents.llm.audio_backend import stop_ids
+    from hear2act.agents.llm.audio_backend import stop_ids
 
     tok = b.processing.tokenizer
     assert tok.convert_tokens_to_ids("<|im_end|>") in stop_ids(None, tok)
 
 
 def test_omni_plays_real_episodes_through_the_engine(omni_path):
-    from agents import make_policy
-    from eval.engine import make_specs, run_episodes
+    from hear2act.agents import make_policy
+    from hear2act.eval.engine import make_specs, run_episodes
 
     policy = make_policy(f"omni:{omni_path}", access="A+T", max_new_tokens=6)
     ids = [s.id for s in hear2act_env.load_scenarios()[:3]]
@@ -208,8 +207,8 @@ def test_omni_plays_real_episodes_through_the_engine(omni_path):
 
 
 def test_llm_perceiver_writes_the_inferred_state_through_the_env(omni, clips):
-    from agents.llm.perceiver_llm import LLMPerceiver, status_of
-    from agents.llm.scripted import ScriptedBackend
+    from hear2act.agents.llm.perceiver_llm import LLMPerceiver, status_of
+    from hear2act.agents.llm.scripted import ScriptedBackend
 
     seen = []
 
@@ -241,10 +240,10 @@ def test_llm_perceiver_writes_the_inferred_state_through_the_env(omni, clips):
 
 
 def test_two_stage_condition_runs_through_the_engine(omni):
-    from agents.llm.perceiver_llm import LLMPerceiver
-    from agents.llm.policy import ModelPolicy
-    from agents.llm.scripted import ScriptedBackend
-    from eval.engine import make_specs, run_episodes
+    from hear2act.agents.llm.perceiver_llm import LLMPerceiver
+    from hear2act.agents.llm.policy import ModelPolicy
+    from hear2act.agents.llm.scripted import ScriptedBackend
+    from hear2act.eval.engine import make_specs, run_episodes
 
     perceiver = LLMPerceiver(omni)
     decider = ModelPolicy(ScriptedBackend(default="[ACTION: ASK] Anything else?"), access="T+S_hat")

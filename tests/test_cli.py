@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from hear2act.eval.play import _play, expand
 
 import hear2act_env
-from eval.play import _play, expand
 from hear2act_env.cli import main
 
 
@@ -175,7 +175,7 @@ def test_render_reports_count_and_time(tmp_path, capsys):
 
 @pytest.mark.skipif(importlib.util.find_spec("hibari") is None, reason="speech extra not installed")
 def test_perception_report_and_clips_for_the_listening_page(tmp_path, capsys):
-    from eval.listening.data import load_manifest
+    from hear2act.eval.listening.data import load_manifest
 
     assert main(["perception", "--renderers", "hibari", "--n", "6", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

@@ -11,15 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hear2act.agents import make_policy
+from hear2act.agents.llm.backend import GenerationRequest
+from hear2act.agents.llm.policy import ModelPolicy, jsonable_messages, prompt_hash
+from hear2act.agents.llm.scripted import ScriptedBackend
+from hear2act.agents.prompts import build_messages, domain_from_scenario_id
+from hear2act.eval.engine import EpisodeSpec, make_specs, read_jsonl, run_episodes, write_jsonl
+from hear2act.eval.parallel import ProcessInfo, merge, run_sharded, shard
+from hear2act.eval.rollout import run_condition
 
-from agents import make_policy
-from agents.llm.backend import GenerationRequest
-from agents.llm.policy import ModelPolicy, jsonable_messages, prompt_hash
-from agents.llm.scripted import ScriptedBackend
-from agents.prompts import build_messages, domain_from_scenario_id
-from eval.engine import EpisodeSpec, make_specs, read_jsonl, run_episodes, write_jsonl
-from eval.parallel import ProcessInfo, merge, run_sharded, shard
-from eval.rollout import run_condition
 from hear2act_env import load_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,7 +169,7 @@ def _free_port() -> int:
 
 def test_two_processes_split_the_episodes_of_a_tiny_hf_model(tmp_path: Path) -> None:
     """What `accelerate launch` / `torchrun` do: two processes with RANK/WORLD_SIZE, merged over gloo."""
-    from agents.llm.tiny import shared_tiny_causal_lm
+    from hear2act.agents.llm.tiny import shared_tiny_causal_lm
 
     model = shared_tiny_causal_lm()
     out = tmp_path / "merged.jsonl"
@@ -203,7 +203,7 @@ class _FlakyPerceiver:
         self.at_reset, self.later = at_reset, later
 
     def perceive(self, audio, sr, words="", context=""):
-        from agents.llm.perceiver_llm import PerceptionError
+        from hear2act.agents.llm.perceiver_llm import PerceptionError
 
         lines = context.splitlines()
         first = lines[0] if lines else ""

@@ -17,9 +17,10 @@ import pytest
 
 pytest.importorskip("trl")
 
+from hear2act.training.episodes import AgentPolicy, EpisodeReward, explain, make_reference, play, summarize
+from hear2act.training.splits import bundled_split, eval_ids, train_ids
+
 from hear2act_env import load_scenarios
-from training.episodes import AgentPolicy, EpisodeReward, explain, make_reference, play, summarize
-from training.splits import bundled_split, eval_ids, train_ids
 
 CONFIGS = sorted(p for p in Path("training/configs").glob("*.yaml") if "distributed_type" not in p.read_text())
 SOLVERS = ("oracle", "state-rule")
@@ -27,7 +28,7 @@ NON_SOLVERS = ("stall", "always-ask", "confirm")
 
 
 def _parse(config: Path | None, tmp_path: Path):
-    from training.grpo import parse
+    from hear2act.training.grpo import parse
 
     argv = ["--model", "m", "--output_dir", str(tmp_path), "--bf16", "false", "--use_cpu", "true"]
     return parse((["--config", str(config)] if config else []) + argv)
@@ -40,7 +41,7 @@ def test_shipped_grpo_configs_are_found():
 
 @pytest.mark.parametrize("config", [None, *CONFIGS], ids=lambda p: p.name if p else "cli-defaults")
 def test_no_shipped_config_trains_on_an_evaluation_scenario(config, tmp_path):
-    from training.grpo import heldout_ids, split_spec, training_episodes
+    from hear2act.training.grpo import heldout_ids, split_spec, training_episodes
 
     args, _ = _parse(config, tmp_path)
     trained = {sid for sid, _ in training_episodes(args)}
@@ -103,7 +104,7 @@ def test_episode_reward_refuses_weights_that_could_outweigh_success():
 
 
 def test_explain_states_the_action_it_takes():
-    from training.rewards import consistency_reward
+    from hear2act.training.rewards import consistency_reward
 
     obs = {"transcript": "User: That works.", "state": "CONCERN STATE: relieved (resolved)",
            "options": "1. A: x\n2. B: y\n3. C: z"}

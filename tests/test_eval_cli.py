@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hear2act.eval.grid import load_grid
+from hear2act.eval.grid_edit import edit_grid
+from hear2act.eval.results import build_results, read_results
+from hear2act.eval.runner import read_run
 
-from eval.grid import load_grid
-from eval.grid_edit import edit_grid
-from eval.results import build_results, read_results
-from eval.runner import read_run
 from hear2act_env.cli import main
 
 ROOT = Path(__file__).parent.parent
@@ -52,8 +52,8 @@ def test_eval_named_grid_with_own_agents_and_limit(text_run, capsys):
 
 
 def test_results_json_round_trips_and_agrees_with_the_report(text_run, capsys):
-    from eval.report import build_report
-    from eval.report.tables import overview_table
+    from hear2act.eval.report import build_report
+    from hear2act.eval.report.tables import overview_table
 
     out, argv = text_run
     if not (out / "rollouts.jsonl").exists():
@@ -78,7 +78,7 @@ def test_results_json_round_trips_and_agrees_with_the_report(text_run, capsys):
     # the report's "All cells" table shows the same values, and `report` rewrites the same results.json
     built = build_report(out, n_resamples=results["bootstrap"]["n_resamples"], audio=False)
     assert read_results(built["results"])["cells"] == results["cells"]
-    from eval.report.build import _in_grid_order
+    from hear2act.eval.report.build import _in_grid_order
 
     table = overview_table(_in_grid_order(sorted(rows, key=lambda r: r["rollout_id"]), out))
     assert len(table.rows) == len(results["cells"])
@@ -132,7 +132,7 @@ def test_shipped_grids_resolve_by_name():
 
 
 def test_rollout_out_writes_rule_agent_trajectories(tmp_path, capsys):
-    from eval.rollout import run_condition
+    from hear2act.eval.rollout import run_condition
 
     path = tmp_path / "r.jsonl"
     assert main(["rollout", "--agent", "state-rule", "--access", "T+S", "--n", "5", "--quiet",
@@ -147,7 +147,7 @@ def test_rollout_out_writes_rule_agent_trajectories(tmp_path, capsys):
 
 @pytest.mark.skipif(importlib.util.find_spec("hibari") is None, reason="speech extra not installed")
 def test_render_grid_caches_everything_eval_then_plays(tmp_path, monkeypatch, capsys):
-    from eval.render import trajectory_utterances
+    from hear2act.eval.render import trajectory_utterances
 
     grid = tmp_path / "tiny.toml"
     grid.write_text("""name = "tiny"

@@ -20,10 +20,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
 import torch
-
-from agents.llm.tiny import build_tiny_causal_lm, build_tiny_omni
-from hear2act_env.dialogue.engine import assess
-from training.grpo_data import (
+from hear2act.agents.llm.tiny import build_tiny_causal_lm, build_tiny_omni
+from hear2act.training.grpo_data import (
     DialogueState,
     action_value,
     attach_audio,
@@ -36,7 +34,9 @@ from training.grpo_data import (
     split_audio,
     training_rows,
 )
-from training.rewards import REWARD_WEIGHTS, REWARDS, make_reward_funcs
+from hear2act.training.rewards import REWARD_WEIGHTS, REWARDS, make_reward_funcs
+
+from hear2act_env.dialogue.engine import assess
 
 TERMS = list(REWARDS)
 
@@ -116,9 +116,8 @@ def _audio_guard(model, audio_token_id: int, calls: list):
 @pytest.fixture(scope="module")
 def omni_run(tmp_path_factory):
     from datasets import Dataset
+    from hear2act.training.omni_grpo import OmniGRPOTrainer, load_omni_for_training
     from trl import GRPOConfig
-
-    from training.omni_grpo import OmniGRPOTrainer, load_omni_for_training
 
     pytest.importorskip("hibari")  # the user turns are rendered speech
     root = tmp_path_factory.mktemp("grpo-omni")
@@ -230,9 +229,8 @@ def test_the_guard_catches_stock_trl_dropping_audio(omni_run):
 # -- text-only path through the CLI -------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_cli_text_path_trains_a_tiny_causal_lm(tmp_path):
+    from hear2act.training.grpo import main
     from safetensors.torch import load_file
-
-    from training.grpo import main
 
     path = build_tiny_causal_lm(tmp_path / "lm")
     config = json.loads((path / "config.json").read_text())
@@ -252,7 +250,7 @@ def test_cli_text_path_trains_a_tiny_causal_lm(tmp_path):
 
 
 def test_cli_defaults_are_cesars_and_every_grpo_field_passes_through(tmp_path):
-    from training.grpo import parse
+    from hear2act.training.grpo import parse
 
     args, config = parse(["--model", "m", "--output_dir", str(tmp_path), "--mode", "state", "--access", "A+T"])
     assert config.loss_type == "grpo"
@@ -265,7 +263,7 @@ def test_cli_defaults_are_cesars_and_every_grpo_field_passes_through(tmp_path):
                           "--weights", "evidence=2", "--global_batch", "0", "--gradient_accumulation_steps", "3"])
     assert (config.loss_type, config.use_vllm, config.vllm_mode) == ("grpo", True, "colocate")
     assert config.reward_weights == [5.0, 2.0] and config.gradient_accumulation_steps == 3
-    from training.grpo import _peft_config
+    from hear2act.training.grpo import _peft_config
 
     args, _ = parse(["--model", "m", "--output_dir", str(tmp_path), "--lora_r", "16",
                      "--lora_target_modules", "q_proj,v_proj"])
@@ -297,7 +295,7 @@ def _gold_state() -> DialogueState:
 
 
 def test_tool_env_plays_an_episode_and_rewards_the_outcome():
-    from training.tools_env import Hear2ActToolEnv
+    from hear2act.training.tools_env import Hear2ActToolEnv
 
     env = Hear2ActToolEnv()
     first = env.reset(scenario_id="budget-airline-tickets-01", seed=0, access="T+S")
@@ -317,9 +315,8 @@ def test_cli_tools_mode_builds_a_stock_trainer_on_the_tool_env(tmp_path):
     from pathlib import Path
 
     import trl
+    from hear2act.training.grpo import build_dataset, build_trainer, parse
     from transformers import AutoTokenizer
-
-    from training.grpo import build_dataset, build_trainer, parse
 
     path = build_tiny_causal_lm(tmp_path / "lm")
     tok = AutoTokenizer.from_pretrained(path)
@@ -343,10 +340,9 @@ def test_stock_grpo_trainer_trains_on_the_tool_env(tmp_path):
 
     import trl
     from datasets import Dataset
+    from hear2act.training.tools_env import Hear2ActToolEnv, tool_rows
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
-
-    from training.tools_env import Hear2ActToolEnv, tool_rows
 
     path = build_tiny_causal_lm(tmp_path / "lm")
     tok = AutoTokenizer.from_pretrained(path, padding_side="left")

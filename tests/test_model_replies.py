@@ -18,14 +18,14 @@ import time
 from pathlib import Path
 
 import pytest
+from hear2act.agents import make_policy
+from hear2act.agents.llm import openai_backend
+from hear2act.agents.llm.backend import GenerationRequest
+from hear2act.agents.llm.openai_backend import OpenAIBackend
+from hear2act.eval.engine import make_specs, run_episodes
+from hear2act.eval.grid import parse_grid
+from hear2act.eval.runner import read_run, run_grid
 
-from agents import make_policy
-from agents.llm import openai_backend
-from agents.llm.backend import GenerationRequest
-from agents.llm.openai_backend import OpenAIBackend
-from eval.engine import make_specs, run_episodes
-from eval.grid import parse_grid
-from eval.runner import read_run, run_grid
 from hear2act_env import load_scenarios
 from hear2act_env.cli import main as cli_main
 from tests.fake_openai import FakeChatServer, Reply, message_completion
@@ -254,7 +254,7 @@ def test_a_lone_surrogate_reply_is_recorded_by_rollout(tmp_path: Path) -> None:
 
 
 def test_every_rate_table_prints_the_failed_count(tmp_path: Path) -> None:
-    from eval.report import tables
+    from hear2act.eval.report import tables
 
     grid = parse_grid(GRID.replace('m = "openai:m@{url}"', 'm = "state-rule"'), tmp_path / "g.toml")
     run_grid(grid, tmp_path / "run", progress=False)

@@ -8,16 +8,16 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from hear2act.agents import AGENTS, PolicyInput, make_policy
+from hear2act.agents.adapter import RuleAgentPolicy
+from hear2act.agents.llm import call_seed, make_backend, split_reasoning
+from hear2act.agents.llm.backend import GenerationRequest
+from hear2act.agents.llm.openai_backend import parse_target
+from hear2act.agents.llm.policy import ModelPolicy
+from hear2act.agents.llm.scripted import ScriptedBackend
+from hear2act.agents.prompts import build_infer_messages, build_messages, domain_from_scenario_id
+from hear2act.eval.engine import EpisodeSpec, run_episodes
 
-from agents import AGENTS, PolicyInput, make_policy
-from agents.adapter import RuleAgentPolicy
-from agents.llm import call_seed, make_backend, split_reasoning
-from agents.llm.backend import GenerationRequest
-from agents.llm.openai_backend import parse_target
-from agents.llm.policy import ModelPolicy
-from agents.llm.scripted import ScriptedBackend
-from agents.prompts import build_infer_messages, build_messages, domain_from_scenario_id
-from eval.engine import EpisodeSpec, run_episodes
 from hear2act_env import load_scenarios
 from hear2act_env.cli import main
 
@@ -193,7 +193,7 @@ def test_cli_rollout_with_a_scripted_model(tmp_path: Path, capsys: pytest.Captur
 # -- hf: backend on a tiny random model -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny() -> Path:
-    from agents.llm.tiny import shared_tiny_causal_lm
+    from hear2act.agents.llm.tiny import shared_tiny_causal_lm
 
     return shared_tiny_causal_lm()
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from eval.grid_edit import edit_grid
-from eval.readme_table import BEGIN, END, block, readme_block, rewrite, text_rows
-from eval.results import read_results, write_results
-from eval.runner import run_grid
+from hear2act.eval.grid_edit import edit_grid
+from hear2act.eval.readme_table import BEGIN, END, block, readme_block, rewrite, text_rows
+from hear2act.eval.results import read_results, write_results
+from hear2act.eval.runner import run_grid
 
 ROOT = Path(__file__).parent.parent
 
@@ -54,7 +53,7 @@ def test_block_from_results_and_rewrite_between_markers():
 def test_readme_text_rows_are_what_the_demo_text_block_gives(tmp_path):
     """Runs the quick grid's text-baselines block on all its scenarios (11,520 rule-agent rollouts) and
     compares the generated text rows with the README's. Regenerate the README with
-    `make demo && python -m eval.readme_table runs/demo` when it fails."""
+    `make demo && python -m hear2act.eval.readme_table runs/demo` when it fails."""
     grid = edit_grid("quick", drop_kinds=("label-fidelity", "spoken"))
     run_grid(grid, tmp_path, progress=False, batch_size=64)
     ours = text_rows(read_results(write_results(tmp_path, n_resamples=10)))

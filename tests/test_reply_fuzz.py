@@ -13,8 +13,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from eval.grid import parse_grid
-from eval.runner import read_run, rollouts_path
+from hear2act.eval.grid import parse_grid
+from hear2act.eval.runner import read_run, rollouts_path
+
 from hear2act_env.cli import main as cli_main
 from tests.fake_openai import FakeChatServer, Reply, completion, message_completion
 

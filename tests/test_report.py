@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
+from hear2act.eval.grid import parse_grid
+from hear2act.eval.report import build_report
+from hear2act.eval.report.tables import paper_entries, paper_value
+from hear2act.eval.runner import run_grid
 
-from eval.grid import parse_grid
-from eval.report import build_report
-from eval.report.tables import paper_entries, paper_value
-from eval.runner import run_grid
 from hear2act_env.cli import main as cli_main
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -202,8 +202,8 @@ def test_viewer_in_chromium(report: dict, tmp_path: Path) -> None:
 
 def test_paper_grid_cells_meet_their_published_numbers() -> None:
     """Rows of the paper grid (fake outcomes) land in tables whose cells carry the paper's own numbers."""
-    from eval.grid import load_grid
-    from eval.report import tables
+    from hear2act.eval.grid import load_grid
+    from hear2act.eval.report import tables
 
     outcome = {"success": True, "recommendations": 1, "accepts": 1, "fullfits": 1, "full_disclosure": True,
                "premature_closure": False, "n_disclosed": 3, "turns": 5,

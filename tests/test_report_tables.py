@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from eval.report.render import table_md
-from eval.report.tables import condition_name, overview_table, spoken_tables
+from hear2act.eval.report.render import table_md
+from hear2act.eval.report.tables import condition_name, overview_table, spoken_tables
 
 
 def _row(agent: str, block: str, kind: str, condition: str, access: str, success: bool, sid: str,

@@ -6,10 +6,8 @@ import doctest
 
 import gymnasium as gym
 import pytest
-
-import hear2act_env  # noqa: F401  (registers the env ids)
-from training import rewards
-from training.rewards import (
+from hear2act.training import rewards
+from hear2act.training.rewards import (
     CITED_BASE_RATE,
     QUALITATIVE,
     acoustic_claims,
@@ -22,6 +20,8 @@ from training.rewards import (
     make_reward_funcs,
     overthinking_reward,
 )
+
+import hear2act_env  # noqa: F401  (registers the env ids)
 
 
 def test_doctests_of_every_reward():
@@ -106,7 +106,7 @@ def test_cited_values_with_spans_go_through_the_speech_verifier(user_turn):
 
 
 def test_accuracy_names_the_columns_it_needs():
-    from training.rewards import accuracy_reward
+    from hear2act.training.rewards import accuracy_reward
 
     with pytest.raises(ValueError, match="scenario_id"):
         accuracy_reward(["<answer>[ACTION: ASK] x</answer>"], realization=["prosody"])

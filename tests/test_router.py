@@ -114,7 +114,7 @@ def test_airline_questions(question, attribute, bank):
 
 def test_every_need_is_reachable_by_its_label(bank):
     """The oracle's plain questions still reach every need."""
-    from agents.oracle import targeted_question
+    from hear2act.agents.oracle import targeted_question
 
     for s in bank.values():
         for level in (1, 2, 3):
@@ -123,9 +123,10 @@ def test_every_need_is_reachable_by_its_label(bank):
 
 
 def test_the_full_wrappers_column_questions_reach_their_attribute(bank):
+    from hear2act.training.reader import Options
+    from hear2act.training.wrappers import column_question
+
     from hear2act_env.env import options_text
-    from training.reader import Options
-    from training.wrappers import column_question
 
     hits = total = 0
     for s in bank.values():

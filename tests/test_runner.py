@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from hear2act.eval.grid import parse_grid
+from hear2act.eval.runner import RunDirError, read_rollouts, read_run, rollouts_path, run_grid
 
-from eval.grid import parse_grid
-from eval.runner import RunDirError, read_rollouts, read_run, rollouts_path, run_grid
 from hear2act_env.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,12 +186,12 @@ class FlakyServer:
     """A rule policy whose 'server' fails for good on one scenario (the episode fails, is never scored)."""
 
     def __init__(self, cell, bad: str) -> None:
-        from agents.adapter import RuleAgentPolicy
+        from hear2act.agents.adapter import RuleAgentPolicy
 
         self.inner, self.bad, self.name = RuleAgentPolicy(cell.agent_spec, access=cell.access), bad, cell.agent
 
     def act_batch(self, items):
-        from agents.base import PolicyOutput
+        from hear2act.agents.base import PolicyOutput
 
         outs = self.inner.act_batch(items)
         return [PolicyOutput(action="", raw="", error="HTTP 500 after 3 retries")
@@ -200,7 +200,8 @@ class FlakyServer:
 
 
 def test_failed_rollouts_are_recorded_and_never_scored(tmp_path: Path) -> None:
-    from eval.report.tables import cells_of, overview_table
+    from hear2act.eval.report.tables import cells_of, overview_table
+
     from hear2act_env import load_scenarios
 
     bad = load_scenarios()[1].id

@@ -9,11 +9,11 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from hear2act.training.reader import CATEGORIES, read, split_opener
+from hear2act.training.wrappers import BASE_SIZE, MACRO, DiscreteDialogue, make_env
 
 from hear2act_env import ENV_IDS, load_scenarios
 from hear2act_env.dialogue.engine import assess
-from training.reader import CATEGORIES, read, split_opener
-from training.wrappers import BASE_SIZE, MACRO, DiscreteDialogue, make_env
 
 pytest.importorskip("stable_baselines3")
 SPEECH = all(importlib.util.find_spec(m) for m in ("hibari", "parselmouth", "scipy"))
@@ -163,14 +163,14 @@ def test_vec_envs() -> None:
 
 
 def _tiny(out: str, seed: int = 0):
-    from training.ppo import Args
+    from hear2act.training.ppo import Args
 
     return Args(access="T+S", total_timesteps=256, n_steps=64, n_envs=2, batch_size=64, n_epochs=2, seed=seed,
                 out=out, max_scenarios=60, test_domains=1, test_per_domain=2, eval_every=128)
 
 
 def test_ppo_smoke_and_same_seed_same_eval(tmp_path) -> None:
-    from training.ppo import train
+    from hear2act.training.ppo import train
 
     a = train(_tiny(str(tmp_path / "a")))
     assert a["overall"]["n"] == 20 and a["n_train"] == 40
@@ -185,7 +185,7 @@ def test_ppo_smoke_and_same_seed_same_eval(tmp_path) -> None:
 def test_ppo_cli_arguments_all_documented() -> None:
     import dataclasses
 
-    from training.ppo import Args, parse_args, split_scenarios
+    from hear2act.training.ppo import Args, parse_args, split_scenarios
 
     assert all(f.metadata.get("help") for f in dataclasses.fields(Args))
     args = parse_args(Args, ["--access", "T", "--total-timesteps", "5", "--no-wandb"])

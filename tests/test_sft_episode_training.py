@@ -8,14 +8,14 @@ import pytest
 
 pytest.importorskip("trl")
 
-from agents.llm.tiny import build_tiny_causal_lm
-from training.splits import bundled_split, eval_ids
+from hear2act.agents.llm.tiny import build_tiny_causal_lm
+from hear2act.training.splits import bundled_split, eval_ids
 
 
 def test_sft_rows_are_p6_prompts_with_teacher_answers_from_the_training_split():
-    from agents.prompts import build_messages
-    from training.grpo_data import default_episodes
-    from training.sft import sft_rows
+    from hear2act.agents.prompts import build_messages
+    from hear2act.training.grpo_data import default_episodes
+    from hear2act.training.sft import sft_rows
 
     episodes = default_episodes(2, 0)
     rows = sft_rows(episodes, access="T+S", teachers=("state-rule",), reasoning=True)
@@ -29,7 +29,7 @@ def test_sft_rows_are_p6_prompts_with_teacher_answers_from_the_training_split():
 
     env = Hear2ActEnv(realization="prosody", access="T+S")
     obs, _ = env.reset(seed=episodes[0][1], options={"scenario_id": episodes[0][0]})
-    from agents.prompts import domain_from_scenario_id
+    from hear2act.agents.prompts import domain_from_scenario_id
 
     assert first["prompt"] == build_messages(obs, "T+S", domain=domain_from_scenario_id(episodes[0][0]),
                                              reasoning=True)
@@ -38,9 +38,8 @@ def test_sft_rows_are_p6_prompts_with_teacher_answers_from_the_training_split():
 @pytest.mark.slow
 def test_sft_then_episode_grpo_on_a_tiny_lm(tmp_path):
     import torch
+    from hear2act.training import grpo, sft
     from safetensors.torch import load_file
-
-    from training import grpo, sft
 
     base = build_tiny_causal_lm(tmp_path / "lm")
     summary = sft.main(["--model", str(base), "--output_dir", str(tmp_path / "sft"), "--n_scenarios", "1",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from eval import stats
+from hear2act.eval import stats
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -109,7 +108,7 @@ def test_ladder_is_successive_paired_steps() -> None:
 
 
 def test_metrics_disclosure_distribution_and_asks() -> None:
-    from eval.metrics import asks_per_dialogue, disclosure_distribution, summarize
+    from hear2act.eval.metrics import asks_per_dialogue, disclosure_distribution, summarize
 
     rows = [dict(outcome(True), n_disclosed=k, action_counts={"ask": k, "clarify": 1}) for k in (0, 3, 3, 1)]
     assert disclosure_distribution(rows) == {0: 25.0, 1: 25.0, 2: 0.0, 3: 50.0}

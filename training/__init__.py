@@ -1,6 +1,7 @@
-"""Training kit: discrete wrappers for SB3-style agents (:mod:`training.wrappers`), PPO (:mod:`training.ppo`).
+"""Training kit: discrete wrappers for SB3-style agents (:mod:`hear2act.training.wrappers`), PPO
+(:mod:`hear2act.training.ppo`).
 
-Nothing here imports torch or stable-baselines3 at import time; :mod:`training.ppo` does, lazily.
+Nothing here imports torch or stable-baselines3 at import time; :mod:`hear2act.training.ppo` does, lazily.
 """
 
 from __future__ import annotations

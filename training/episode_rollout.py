@@ -4,8 +4,8 @@ Each dataset row is an episode start ``(scenario_id, seed)`` of the training
 split; TRL repeats it ``num_generations`` (K) times. :func:`make_rollout_func`
 returns the ``rollout_func`` that plays the K episodes of every group **in
 the env, to the end, with the model being trained** -- through the evaluation
-engine (:func:`eval.engine.run_episodes`), so every turn sees the same P6
-prompt (:func:`agents.prompts.build_messages`) and its answer is read by the
+engine (:func:`hear2act.eval.engine.run_episodes`), so every turn sees the same P6
+prompt (:func:`hear2act.agents.prompts.build_messages`) and its answer is read by the
 same parser as in ``hear2act rollout --agent hf:CKPT``. A checkpoint written
 by the run is evaluated by that command unchanged.
 
@@ -15,14 +15,14 @@ sequence; concatenating them would train each answer under a context the
 policy never sees at evaluation. Instead each sample returns **one turn of
 its episode, drawn uniformly** (seeded by step, row and episode seed): that
 turn's exact prompt ids and sampled completion ids, with the whole episode's
-reward (:class:`training.episodes.EpisodeReward`: success with the turn cost,
+reward (:class:`hear2act.training.episodes.EpisodeReward`: success with the turn cost,
 plus the process terms scored on each turn). In expectation this is the
 REINFORCE gradient of the episode return with each turn weighted 1/T; GRPO's
 group normalisation compares the K episodes of the same start.
 
 Held-out evaluation (:class:`HeldOutEval`) plays the held-out scenarios
-(:func:`training.splits.eval_ids`) greedily with
-:class:`agents.llm.policy.ModelPolicy` over :class:`agents.llm.hf.HFBackend`
+(:func:`hear2act.training.splits.eval_ids`) greedily with
+:class:`hear2act.agents.llm.policy.ModelPolicy` over :class:`hear2act.agents.llm.hf.HFBackend`
 -- the exact stack of ``hear2act rollout --agent hf:...`` -- before training,
 every ``--eval_every`` steps and after, and writes ``heldout_eval.json``
 next to the checkpoints.
@@ -37,9 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from agents.base import PolicyInput, PolicyOutput
-from agents.llm.reasoning import split_reasoning
+from hear2act.agents.base import PolicyInput, PolicyOutput
+from hear2act.agents.llm.reasoning import split_reasoning
 
 from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
 
@@ -56,8 +55,8 @@ def _seed(*parts: Any) -> int:
 class SamplingPolicy:
     """The model being trained as a batched policy: P6 prompts, seeded sampling, token ids kept in ``extra``.
 
-    Builds each prompt exactly as :class:`agents.llm.policy.ModelPolicy` does and
-    samples with :class:`agents.llm.hf.SeededSampler` (one generator per
+    Builds each prompt exactly as :class:`hear2act.agents.llm.policy.ModelPolicy` does and
+    samples with :class:`hear2act.agents.llm.hf.SeededSampler` (one generator per
     request, seeded by ``salt``, episode key and turn: no global RNG).
     """
 
@@ -70,16 +69,15 @@ class SamplingPolicy:
         self.salt, self.name = salt, name
 
     def messages(self, item: PolicyInput) -> list[dict[str, Any]]:
-        from agents.llm.policy import decision_messages
+        from hear2act.agents.llm.policy import decision_messages
 
         return decision_messages(item, self.access, assistant=self.assistant, reasoning=self.reasoning)
 
     def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]:
         import torch
         import transformers
-
-        from agents.llm.backend import text_only
-        from agents.llm.hf import SeededSampler
+        from hear2act.agents.llm.backend import text_only
+        from hear2act.agents.llm.hf import SeededSampler
 
         if not items:
             return []
@@ -207,8 +205,8 @@ def evaluate_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, a
                    max_new_tokens: int, realization: str = "prosody", seed: int = 10_000,
                    reward: EpisodeReward | None = None, batch_size: int = 16) -> dict[str, float]:
     """Greedy held-out play through ``ModelPolicy(HFBackend)`` -- what ``hear2act rollout --agent hf:`` runs."""
-    from agents.llm.hf import HFBackend
-    from agents.llm.policy import ModelPolicy
+    from hear2act.agents.llm.hf import HFBackend
+    from hear2act.agents.llm.policy import ModelPolicy
 
     was_training = model.training
     try:

@@ -1,6 +1,6 @@
 """Whole episodes as the unit of GRPO: the episode reward, reference policies, and scoring played episodes.
 
-An episode is played by the evaluation engine (:func:`eval.engine.run_episodes`)
+An episode is played by the evaluation engine (:func:`hear2act.eval.engine.run_episodes`)
 with the same P6 prompts and ``[ACTION: ...]`` grammar as ``hear2act
 rollout``; :class:`Recorder` wraps the policy and keeps, per decision, the
 context the policy saw (transcript, options, tag) and its raw output, so every
@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.base import PolicyInput, PolicyOutput
+from hear2act.agents.base import PolicyInput, PolicyOutput
+
 from hear2act_env.dialogue.actions import INVALID, format_action, parse_action
 
 PROCESS_TERMS = ("format", "consistency", "keywords", "overthinking", "evidence")
@@ -82,7 +83,8 @@ class EpisodeReward:
 
     @classmethod
     def from_args(cls, args: Any) -> EpisodeReward:
-        """From :class:`training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``, ``process_weights``)."""
+        """From :class:`hear2act.training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``,
+        ``process_weights``)."""
         return cls(float(args.success_weight), float(args.turn_cost), parse_term_weights(args.process_weights),
                    int(args.overthinking_norm))
 
@@ -120,7 +122,7 @@ def make_reference(name: str, scenarios: Sequence[Any] | None = None) -> Any:
         return StallingAgent()
     if name == "always-ask":
         return AlwaysAskAgent()
-    from agents import make_agent
+    from hear2act.agents import make_agent
 
     return make_agent(name, **({"scenarios": scenarios} if name == "oracle" and scenarios is not None else {}))
 
@@ -152,7 +154,7 @@ def explain(observation: Mapping[str, Any], action: str) -> str:
 
 
 class AgentPolicy:
-    """A built-in agent as a batched :class:`agents.base.Policy`, optionally in the reasoning format."""
+    """A built-in agent as a batched :class:`hear2act.agents.base.Policy`, optionally in the reasoning format."""
 
     def __init__(self, make: Callable[[], Any], *, reasoning: bool = True, name: str = "agent") -> None:
         self.make = make
@@ -245,7 +247,7 @@ def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], co
 
 
 def _answer(raw: str) -> str:
-    from agents.llm.reasoning import split_reasoning
+    from hear2act.agents.llm.reasoning import split_reasoning
 
     return split_reasoning(raw)[1]
 
@@ -260,7 +262,7 @@ def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", reali
     trajectory (``trajectory``), its turn records (``records``) and
     :func:`score_episode`'s fields.
     """
-    from eval.engine import EpisodeSpec, run_episodes
+    from hear2act.eval.engine import EpisodeSpec, run_episodes
 
     config = config or EpisodeReward()
     env_id = {"prosody": "Hear2Act-Prosody-v1", "explicit": "Hear2Act-Explicit-v1"}.get(realization)

@@ -30,12 +30,12 @@ if not gpu and os.environ["ALLOW_CPU"] != "1":
 out = os.environ["OUT_DIR"]
 model = os.environ["MODEL"]
 if not model:
-    from agents.llm.tiny import build_tiny_omni
+    from hear2act.agents.llm.tiny import build_tiny_omni
 
     model = str(build_tiny_omni(os.path.join(out, "tiny-omni")))
 k, steps = int(os.environ["K"]), int(os.environ["STEPS"])
 
-from training.grpo import main
+from hear2act.training.grpo import main
 
 if gpu:
     torch.cuda.reset_peak_memory_stats()

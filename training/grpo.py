@@ -1,11 +1,11 @@
-"""GRPO on Hear2Act with CESAR process rewards: ``python -m training.grpo --model PATH --access A+T ...``.
+"""GRPO on Hear2Act with CESAR process rewards: ``python -m hear2act.training.grpo --model PATH --access A+T ...``.
 
 Every ``trl.GRPOConfig`` / ``transformers.TrainingArguments`` field is a flag
 (``--learning_rate``, ``--num_generations``, ``--beta``, ``--use_vllm``,
 ``--gradient_checkpointing``, ``--deepspeed``, ``--report_to`` ...; dashes or
 underscores), parsed by ``HfArgumentParser``; ``--config FILE.yaml`` reads
 flags from a file (``training/configs/cesar_omni7b.yaml``); ``accelerate launch
---config_file training/configs/<ddp|zero3>.yaml -m training.grpo ...``
+--config_file training/configs/<ddp|zero3>.yaml -m hear2act.training.grpo ...``
 distributes it. The defaults are CESAR's (seed paper 001, B.4): K = 8
 completions per state, AdamW at lr 1e-5, 32 completions per optimizer step
 (``--global_batch``), at most 256 new tokens, reward weights accuracy 5 and
@@ -13,10 +13,10 @@ completions per state, AdamW at lr 1e-5, 32 completions per optimizer step
 
 What it does:
 
-1. collects dialogue states from behaviour rollouts (:mod:`training.grpo_data`);
+1. collects dialogue states from behaviour rollouts (:mod:`hear2act.training.grpo_data`);
 2. builds each state's prompt for ``--access`` (reasoning format, audio for
    ``A`` / ``A+T``);
-3. trains with :class:`training.omni_grpo.OmniGRPOTrainer` (audio LLMs: the
+3. trains with :class:`hear2act.training.omni_grpo.OmniGRPOTrainer` (audio LLMs: the
    audio reaches every forward) or stock ``GRPOTrainer`` (text LMs; vLLM
    generation available with ``--use_vllm``);
 4. writes the model, ``grpo_log.json`` (TRL's log history: every reward term
@@ -61,7 +61,8 @@ class Hear2ActArgs:
                                                            "(0 = all 320; never a held-out one)"})
     test_domains: int = field(default=8, metadata={"help": "held-out split: whole domains held out"})
     test_per_domain: int = field(default=2, metadata={"help": "held-out split: scenarios held out per other domain"})
-    split_seed: int = field(default=0, metadata={"help": "held-out split seed (training.splits; same as PPO's)"})
+    split_seed: int = field(default=0, metadata={"help": "held-out split seed (hear2act.training.splits; "
+                                                         "same as PPO's)"})
     episodes_per_scenario: int = field(default=1, metadata={"help": "behaviour episodes (seeds) per scenario"})
     states_per_episode: int = field(default=6, metadata={"help": "at most this many decision points per episode"})
     states_seed: int = field(default=0, metadata={"help": "first episode seed of the state collection"})
@@ -182,8 +183,9 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     if args.mode == "episode":
         return args, _episode_config(args, config)
     if args.mode == "state":
-        print("training.grpo --mode state: CESAR's per-state reward; its optimum need not solve the task (a policy "
-              "that never recommends maximises it). --mode episode trains on whole episodes.", file=sys.stderr)
+        print("hear2act.training.grpo --mode state: CESAR's per-state reward; its optimum need not solve the task "
+              "(a policy that never recommends maximises it). --mode episode trains on whole episodes.",
+              file=sys.stderr)
     if args.tools and args.access not in ("T", "T+S"):
         raise ValueError(f"--tools plays text access T or T+S (TRL's tool loop carries no audio), got {args.access}")
     if config.use_vllm and args.access in AUDIO_ACCESS:
@@ -222,12 +224,12 @@ def _episode_config(args: Hear2ActArgs, config: Any) -> Any:
 
 
 def split_spec(args: Hear2ActArgs) -> SplitSpec:
-    """The held-out split of the run (:mod:`training.splits`)."""
+    """The held-out split of the run (:mod:`hear2act.training.splits`)."""
     return SplitSpec(args.test_domains, args.test_per_domain, args.split_seed)
 
 
 def training_episodes(args: Hear2ActArgs) -> list[tuple[str, int]]:
-    """The ``(scenario_id, seed)`` episodes the run trains on: training split only (:mod:`training.splits`)."""
+    """The ``(scenario_id, seed)`` episodes the run trains on: training split only (:mod:`hear2act.training.splits`)."""
     from .grpo_data import default_episodes
 
     return default_episodes(args.n_scenarios, args.states_seed, per_scenario=args.episodes_per_scenario,
@@ -246,7 +248,7 @@ def heldout_ids(args: Hear2ActArgs) -> list[str]:
 
 def episode_rows(episodes: list[tuple[str, int]], access: str, *, reasoning: bool) -> list[dict[str, Any]]:
     """One row per episode start: its first P6 prompt (what TRL logs) and the ``scenario_id`` / ``seed`` to play."""
-    from agents.prompts import build_messages, domain_from_scenario_id
+    from hear2act.agents.prompts import build_messages, domain_from_scenario_id
 
     from .grpo_data import make_env
 
@@ -363,7 +365,7 @@ def _load_text_lm(args: Hear2ActArgs):
 
 
 def _episode_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
-    """TRL GRPOTrainer with the whole-episode ``rollout_func`` (:mod:`training.episode_rollout`)."""
+    """TRL GRPOTrainer with the whole-episode ``rollout_func`` (:mod:`hear2act.training.episode_rollout`)."""
     from .episode_rollout import EpisodeGRPOTrainer, heldout_callback, make_rollout_func, reward_funcs
     from .episodes import EpisodeReward
 

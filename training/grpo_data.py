@@ -145,7 +145,7 @@ def continued_success(env: Hear2ActEnv, action: str, policy: str = CONTINUATION,
 
     ``in_place=True`` steps ``env`` itself (for a scratch env that is replayed anyway).
     """
-    from agents import make_agent
+    from hear2act.agents import make_agent
 
     fork = env if in_place else fork_env(env)
     obs, _, terminated, truncated, info = fork.step(action)
@@ -170,7 +170,7 @@ def score_action(state: DialogueState, action: str, *, outcome_weight: float = 0
 
 
 def _behaviour(name: str, env: Hear2ActEnv, seed: int):
-    from agents import make_agent
+    from hear2act.agents import make_agent
 
     if name == "oracle":
         return make_agent(name, scenarios=env.scenarios)
@@ -209,13 +209,13 @@ def training_rows(states: Sequence[DialogueState], access: str, *, assistant: st
                   env_kwargs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One GRPO example per state: the policy's prompt under ``access`` (reasoning format) plus scoring columns.
 
-    The prompt is built by :func:`agents.prompts.build_messages` from the
+    The prompt is built by :func:`hear2act.agents.prompts.build_messages` from the
     observation alone; the extra columns (state key, visible transcript, and
     for ``T+S_hat`` / ``T+affect`` the user turn's audio as ``reference_audio``,
     which the model never sees) are read only by the reward functions. Under
     ``A`` / ``A+T`` the audio the model hears is the ``audio`` column.
     """
-    from agents.prompts import build_messages, domain_from_scenario_id
+    from hear2act.agents.prompts import build_messages, domain_from_scenario_id
 
     envs: dict[str, Hear2ActEnv] = {}
     rows = []
@@ -241,7 +241,7 @@ def split_audio(messages: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]
 
     A ``datasets.Dataset`` cannot hold a message list whose contents mix str and
     part lists, so training rows keep the audio in their own column and
-    :func:`attach_audio` puts it back, where :func:`agents.prompts.build_messages`
+    :func:`attach_audio` puts it back, where :func:`hear2act.agents.prompts.build_messages`
     had it, just before generation.
     """
     out, audio = [], None
@@ -261,7 +261,7 @@ def split_audio(messages: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]
 
 def attach_audio(messages: Sequence[dict[str, Any]], audio: Any) -> list[dict[str, Any]]:
     """The inverse of :func:`split_audio`: the last user message gets ``[text, audio]`` parts."""
-    from agents.prompts import audio_part
+    from hear2act.agents.prompts import audio_part
 
     out = [dict(m) for m in messages]
     last = max((i for i, m in enumerate(out) if m.get("role") == "user"), default=None)
@@ -275,7 +275,7 @@ def default_episodes(n_scenarios: int, seed: int = 0, *, per_scenario: int = 1,
                      split: SplitSpec = DEFAULT_SPLIT) -> list[tuple[str, int]]:
     """``(scenario_id, seed)`` pairs over ``n_scenarios`` scenarios of the *training* split (0: all of it).
 
-    The scenarios are :func:`training.splits.train_ids` of ``split`` (round-robin
+    The scenarios are :func:`hear2act.training.splits.train_ids` of ``split`` (round-robin
     over the training domains), so no state ever comes from a held-out scenario;
     episode seeds count up from ``seed``.
     """

@@ -9,7 +9,7 @@ then read as plain text tokens, the log-probs belong to a different
 error. :class:`OmniGRPOTrainer` fixes this:
 
 * ``_tokenize_prompts`` builds the prompts with
-  :func:`agents.llm.audio_inputs.build_audio_inputs` (the processor-free path
+  :func:`hear2act.agents.llm.audio_inputs.build_audio_inputs` (the processor-free path
   evaluation uses, so training and evaluation see identical inputs) and keeps
   the features as per-row tensors ``(B, clips, mel, frames)`` so TRL's
   shuffling and splitting of the generation batch keeps them aligned with
@@ -33,8 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from agents.llm.audio_inputs import AUDIO_TOKEN, AudioProcessing, audio_token_id, build_audio_inputs
+from hear2act.agents.llm.audio_inputs import AUDIO_TOKEN, AudioProcessing, audio_token_id, build_audio_inputs
 
 from .grpo_data import attach_audio
 
@@ -66,7 +65,7 @@ class OmniGRPOTrainer(_trainer_base()):
     """``GRPOTrainer`` whose every forward of the policy and the reference model sees the prompt's audio.
 
     Arguments are those of ``trl.GRPOTrainer`` plus ``audio_processing``
-    (:class:`agents.llm.audio_inputs.AudioProcessing`: tokenizer, Whisper
+    (:class:`hear2act.agents.llm.audio_inputs.AudioProcessing`: tokenizer, Whisper
     feature extractor, chat template); its tokenizer is the processing class.
     """
 
@@ -118,7 +117,7 @@ class OmniGRPOTrainer(_trainer_base()):
     def _generate_and_score_completions(self, inputs):
         self._audio = None
         # Dataset rows keep the clip in an ``audio`` column (Arrow cannot mix str and part-list contents):
-        # put it back into the last user message, where agents.prompts.build_messages had it.
+        # put it back into the last user message, where hear2act.agents.prompts.build_messages had it.
         inputs = [{**x, "prompt": attach_audio(x["prompt"], np.asarray(x["audio"], dtype=np.float32))}
                   if x.get("audio") is not None and not any(_clips_per_row([x["prompt"]])) else x for x in inputs]
         try:
@@ -187,7 +186,7 @@ def load_omni_for_training(path: str, *, dtype: str = "auto", audio_token: str =
         from transformers import Qwen2_5OmniThinkerForConditionalGeneration
     except ImportError as exc:
         raise ImportError(f"GRPO training needs torch and transformers: {_INSTALL}") from exc
-    from agents.llm.audio_inputs import load_audio_processing
+    from hear2act.agents.llm.audio_inputs import load_audio_processing
 
     torch_dtype = {"auto": torch.bfloat16 if torch.cuda.is_available() else torch.float32,
                    "bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}.get(dtype)

@@ -1,9 +1,9 @@
 """PPO (Stable-Baselines3, CPU) on the discrete wrappers, CleanRL-style: one dataclass of arguments.
 
-    python -m training.ppo --access T+S --total-timesteps 20000 --seed 0 --out runs/ppo-ts-0
+    python -m hear2act.training.ppo --access T+S --total-timesteps 20000 --seed 0 --out runs/ppo-ts-0
 
-Scenarios are split once by :func:`training.splits.split_scenarios` (``--split-seed``, the same for every run, so every
-access condition and seed is scored on the same held-out scenarios): whole
+Scenarios are split once by :func:`hear2act.training.splits.split_scenarios` (``--split-seed``, the same
+for every run, so every access condition and seed is scored on the same held-out scenarios): whole
 domains are held out (unseen domains) and, of the remaining domains, a few
 scenarios each (unseen scenarios of seen domains). The policy trains on the
 rest; held-out evaluation plays every held-out scenario with fixed episode
@@ -136,7 +136,7 @@ def _require_sb3() -> Any:
         import stable_baselines3
         import torch
     except ImportError as exc:
-        raise ImportError(f"training.ppo needs stable-baselines3 and torch: {TRAIN_INSTALL} ({exc})") from None
+        raise ImportError(f"hear2act.training.ppo needs stable-baselines3 and torch: {TRAIN_INSTALL} ({exc})") from None
     return stable_baselines3, torch
 
 

@@ -11,7 +11,7 @@ lists, one entry per completion. Weights live in ``GRPOConfig.reward_weights``
 
 | name | range | what it checks |
 | --- | --- | --- |
-| ``accuracy`` | 0..1 | the answer's verifiable value from the env (:func:`training.grpo_data.action_value`) |
+| ``accuracy`` | 0..1 | the answer's verifiable value from the env (:func:`hear2act.training.grpo_data.action_value`) |
 | ``format`` | 0/1 | ``<think>R</think><answer>A</answer>``, R non-empty, A a valid action |
 | ``consistency`` | 0/1 | the decision the reasoning states is the action the answer takes |
 | ``keywords`` | 0..1 | reasoning grounded in the dialogue (user's words), the delivery, needs, logic |
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from agents.llm.reasoning import split_reasoning
+from hear2act.agents.llm.reasoning import split_reasoning
+
 from hear2act_env.dialogue.actions import INVALID, parse_action
 
 N_OPTIONS = 11
@@ -79,7 +80,7 @@ def accuracy_reward(completions: Sequence[Any], realization: Sequence[str] | Non
 
     Confirming an unresolved recommendation is wrong (0), asking while it is
     unresolved or recommending the gold is right (1); see
-    :func:`training.grpo_data.action_value`. ``outcome_weight`` > 0 mixes in the
+    :func:`hear2act.training.grpo_data.action_value`. ``outcome_weight`` > 0 mixes in the
     episode's success when a fixed policy continues from the action.
 
     >>> cols = dict(realization=["prosody"] * 3, scenario_id=["budget-airline-tickets-01"] * 3, seed=[0] * 3,
@@ -93,7 +94,8 @@ def accuracy_reward(completions: Sequence[Any], realization: Sequence[str] | Non
     columns = {"realization": realization, "scenario_id": scenario_id, "seed": seed, "history": history}
     missing = [k for k, v in columns.items() if v is None]
     if missing:
-        raise ValueError(f"accuracy needs the dataset columns {missing} (rows from training.grpo_data.training_rows)")
+        raise ValueError(f"accuracy needs the dataset columns {missing} "
+                         "(rows from hear2act.training.grpo_data.training_rows)")
     out = []
     for c, r, sid, s, h in zip(completions, realization, scenario_id, seed, history, strict=True):
         _, answer = split_reasoning(completion_text(c))

@@ -1,16 +1,17 @@
-"""SFT warm start on the built-in agents' trajectories, in the P6 format: ``python -m training.sft --model PATH ...``.
+"""SFT warm start on the built-in agents' trajectories, in the P6 format:
+``python -m hear2act.training.sft --model PATH ...`` (or ``hear2act train sft ...``).
 
 A base model that cannot yet produce ``[ACTION: ...]`` gives GRPO nothing to
 compare (every completion invalid, every reward equal). This script plays the
 teacher agents (``--teachers``, default ``state-rule``: it reads only the
 observation, so a policy can imitate it; ``oracle`` reads hidden needs) on the
-*training split* (:mod:`training.splits`), records each decision's P6 prompt
-(:func:`agents.prompts.build_messages`, exactly what evaluation and the GRPO
+*training split* (:mod:`hear2act.training.splits`), records each decision's P6 prompt
+(:func:`hear2act.agents.prompts.build_messages`, exactly what evaluation and the GRPO
 rollout send) and the teacher's answer -- with a templated reasoning
-(:func:`training.episodes.explain`) under ``--reasoning`` -- and trains with
+(:func:`hear2act.training.episodes.explain`) under ``--reasoning`` -- and trains with
 TRL's ``SFTTrainer`` on the answers only (prompt-completion rows,
 ``completion_only_loss``). Every ``trl.SFTConfig`` field is a flag. The
-output directory is a checkpoint for ``training.grpo --model`` and for
+output directory is a checkpoint for ``hear2act.training.grpo --model`` and for
 ``hear2act rollout --agent hf:OUT``.
 """
 
@@ -38,19 +39,20 @@ class SFTArgs:
     access: str = field(default="T+S", metadata={"help": "text access the prompts are built for: T, T+S"})
     teachers: str = field(default="state-rule", metadata={"help": "comma list of built-in agents to imitate"})
     reasoning: bool = field(default=False, metadata={"help": "teach <think>R</think><answer>A</answer> "
-                                                             "(R: training.episodes.explain)"})
+                                                             "(R: hear2act.training.episodes.explain)"})
     n_scenarios: int = field(default=0, metadata={"help": "training-split scenarios (0: all 320)"})
     episodes_per_scenario: int = field(default=1, metadata={"help": "teacher episodes (seeds) per scenario"})
     episode_seed: int = field(default=0, metadata={"help": "first teacher episode seed"})
     test_domains: int = field(default=8, metadata={"help": "held-out split: whole domains held out"})
     test_per_domain: int = field(default=2, metadata={"help": "held-out split: scenarios held out per other domain"})
-    split_seed: int = field(default=0, metadata={"help": "held-out split seed (training.splits)"})
+    split_seed: int = field(default=0, metadata={"help": "held-out split seed (hear2act.training.splits)"})
 
 
 def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: tuple[str, ...] = ("state-rule",),
              reasoning: bool = False, realization: str = "prosody") -> list[dict[str, Any]]:
     """Prompt-completion rows (conversational) of every decision of every teacher episode, in order."""
-    from agents.prompts import build_messages, domain_from_scenario_id
+    from hear2act.agents.prompts import build_messages, domain_from_scenario_id
+
     from hear2act_env import load_scenarios
 
     from .episodes import AgentPolicy, make_reference, play

@@ -4,7 +4,7 @@
 is rendered to the env's text action format and played through ``env.step``
 (so the user engine, the turn budget and the rewards are the env's own), and
 every observation is computed from the env's *observation* only -- the
-options and transcript text (through :mod:`training.reader`), plus the one
+options and transcript text (through :mod:`hear2act.training.reader`), plus the one
 channel the access condition shows. ``info`` is passed through to the caller
 untouched for scoring, and never read.
 
@@ -13,7 +13,7 @@ Action sets (``action_set=``):
 * ``"macro"`` (4): ``ASK`` a general question; ``CLARIFY``; ``RECOMMEND`` the
   next untried option that *fits what has been disclosed*, in the order the
   request implies (the column the opening recommendation leads on); ``CONFIRM``.
-  "Fits" is the reader's verdict (:mod:`training.reader`): the disclosed needs
+  "Fits" is the reader's verdict (:mod:`hear2act.training.reader`): the disclosed needs
   read from the user's words and the options text as a careful reader of the
   transcript would, never from the scenario's hidden fields. When nothing
   untried fits, RECOMMEND takes the next untried option the words never
@@ -24,14 +24,14 @@ Action sets (``action_set=``):
   question), ``RECOMMEND`` option n (n = 1..11).
 
 Observation (``Box``, float32): turn / max turns, last action (one-hot),
-category of the user's last words (one-hot, :data:`training.reader.CATEGORIES`),
+category of the user's last words (one-hot, :data:`hear2act.training.reader.CATEGORIES`),
 disclosed statements / 3, hint heard, per option (numbered as shown) fit /
 tried / current / counted-against / said-to-cover, and for the current
 option fits / counted-against / covered plus the share of untried fitting
 options -- then the access condition's channel (:data:`CHANNELS`):
 ``T+S`` the tag's status and delivery label, ``T+S_hat`` the perceiver
 sentence's status and graded wording, ``A``/``A+T`` nine speaker-normalised
-acoustic features of the current user turn (:mod:`training.acoustic`),
+acoustic features of the current user turn (:mod:`hear2act.training.acoustic`),
 ``T+affect`` the affect label.
 """
 
@@ -44,8 +44,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from hear2act.agents.rule import Catalog
 
-from agents.rule import Catalog
 from hear2act_env.dialogue.actions import format_action
 from hear2act_env.dialogue.engine import LABELS
 

@@ -15,11 +15,11 @@ from .backend import Backend, Generation, GenerationRequest, call_seed
 from .reasoning import split_reasoning
 
 BACKENDS: dict[str, str] = {
-    "hf": "agents.llm.hf:HFBackend",
-    "openai": "agents.llm.openai_backend:OpenAIBackend",
-    "omni": "agents.llm.omni:OmniBackend",
-    "qwen2audio": "agents.llm.qwen2audio:Qwen2AudioBackend",
-    "scripted": "agents.llm.scripted:ScriptedBackend",
+    "hf": "hear2act.agents.llm.hf:HFBackend",
+    "openai": "hear2act.agents.llm.openai_backend:OpenAIBackend",
+    "omni": "hear2act.agents.llm.omni:OmniBackend",
+    "qwen2audio": "hear2act.agents.llm.qwen2audio:Qwen2AudioBackend",
+    "scripted": "hear2act.agents.llm.scripted:ScriptedBackend",
 }
 
 

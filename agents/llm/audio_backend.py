@@ -1,12 +1,12 @@
 """Shared generation loop of the local audio-LLM backends (``omni:PATH``, ``qwen2audio:PATH``).
 
 A backend loads the model class it names plus the checkpoint's tokenizer and
-Whisper feature extractor (:mod:`agents.llm.audio_inputs`; no processor
+Whisper feature extractor (:mod:`hear2act.agents.llm.audio_inputs`; no processor
 class, so no torchvision), builds one left-padded batch per chunk of
 requests, and decodes:
 
 * greedy when ``temperature == 0`` (the default);
-* sampled otherwise, exactly as ``hf:`` (:class:`agents.llm.hf.SeededSampler`):
+* sampled otherwise, exactly as ``hf:`` (:class:`hear2act.agents.llm.hf.SeededSampler`):
   temperature, top-k and top-p shape each row's distribution and a
   ``torch.Generator`` seeded by that request draws its token. A row's draws
   depend only on its seed, so a trajectory is the same whatever batch it
@@ -52,7 +52,7 @@ def stop_ids(configured: Any, tokenizer: Any) -> set[int]:
 
 
 class AudioLLMBackend:
-    """A local transformers audio LLM as a :class:`~agents.llm.backend.Backend`."""
+    """A local transformers audio LLM as a :class:`~hear2act.agents.llm.backend.Backend`."""
 
     accepts_audio = True
     prefix: ClassVar[str] = ""

@@ -171,7 +171,7 @@ def build_audio_inputs(messages_batch: Sequence[Sequence[dict[str, Any]]], token
                        add_generation_prompt: bool = True) -> dict[str, Any]:
     """A left-padded batch of model inputs for Qwen2.5-Omni thinker / Qwen2-Audio ``generate`` or ``forward``.
 
-    ``messages_batch``: one chat per row (see :mod:`agents.prompts`; audio parts
+    ``messages_batch``: one chat per row (see :mod:`hear2act.agents.prompts`; audio parts
     are float arrays, resampled to the extractor's rate when their
     ``sampling_rate`` differs). Returns torch tensors ``input_ids``,
     ``attention_mask`` and, when any row has audio, ``input_features``

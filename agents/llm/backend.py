@@ -24,12 +24,12 @@ from typing import Any, Protocol, runtime_checkable
 
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One model call: chat messages (see :mod:`agents.prompts`) and its seed."""
+    """One model call: chat messages (see :mod:`hear2act.agents.prompts`) and its seed."""
 
     messages: list[dict[str, Any]]
     seed: int  # per-call seed (derived from episode seed + turn) for sampled decoding
     key: str = ""  # episode/turn id, for logs and scripted replay
-    stop: str = ""  # where the reply ends: "" never, "action-line" or "answer" (see agents.llm.stopping)
+    stop: str = ""  # where the reply ends: "" never, "action-line" or "answer" (see hear2act.agents.llm.stopping)
 
 
 @dataclass

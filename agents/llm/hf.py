@@ -9,9 +9,9 @@ depend on which other requests share its batch.
 Prefix caching (on by default, ``prefix_cache=False`` turns it off): the KV
 cache of earlier prompts is reused for the shared start of later ones (the
 previous turns of an episode, the system prompt of a scenario), so only the
-new lines are prefilled; see :mod:`agents.llm.prefix_cache`. Greedy outputs
+new lines are prefilled; see :mod:`hear2act.agents.llm.prefix_cache`. Greedy outputs
 are the same with and without it. A request's ``stop`` rule
-(:mod:`agents.llm.stopping`) ends its row at the end of the action line or
+(:mod:`hear2act.agents.llm.stopping`) ends its row at the end of the action line or
 ``</answer>``. On CPU ``threads`` sets ``torch.set_num_threads`` (0, the
 default: one less than the CPUs this process may use, at least 1, unless
 ``OMP_NUM_THREADS`` is set). On a 2-core machine shared with other jobs,
@@ -20,13 +20,13 @@ two threads spin against each other: SmolLM2 decoded at ~2 s/token with
 tokens and the seconds spent.
 
 ``constrain_tag=True`` (OPT-IN, never the paper's setting) forces every
-reply to open with a well-formed action tag; see :mod:`agents.llm.constrain`.
+reply to open with a well-formed action tag; see :mod:`hear2act.agents.llm.constrain`.
 
 ``hf:smollm2`` names the packaged SmolLM2-135M-Instruct folder built by
-``hear2act models prepare smollm2`` (:mod:`agents.llm.prepare`).
+``hear2act models prepare smollm2`` (:mod:`hear2act.agents.llm.prepare`).
 
 Under ``accelerate launch`` / ``torchrun`` each process puts the model on
-``cuda:$LOCAL_RANK`` (see :mod:`eval.parallel` for splitting episodes).
+``cuda:$LOCAL_RANK`` (see :mod:`hear2act.eval.parallel` for splitting episodes).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class HFBackend:
         self.top_p = float(top_p)
         self.top_k = int(top_k)
         self.micro_batch = int(micro_batch)
-        self.constrain_tag = bool(constrain_tag)  # OPT-IN, not the paper's setting (agents.llm.constrain)
+        self.constrain_tag = bool(constrain_tag)  # OPT-IN, not the paper's setting (hear2act.agents.llm.constrain)
         self.prefix_store = PrefixStore(int(prefix_cache_mb) * 2**20) if prefix_cache else None
         self.stats = {"calls": 0, "rows": 0, "prompt_tokens": 0, "prefill_tokens": 0, "new_tokens": 0,
                       "prefill_s": 0.0, "generate_s": 0.0}

@@ -9,7 +9,7 @@ backoff, or after the server's ``Retry-After`` (seconds or an HTTP date,
 capped at ``retry_after_max``) when it is longer; every wait gets up to 25 %
 jitter drawn from a generator seeded by the request key and attempt (no
 global RNG; waits never touch a trajectory). A call that still fails returns a
-:class:`~agents.llm.backend.Generation` whose ``error`` names the last
+:class:`~hear2act.agents.llm.backend.Generation` whose ``error`` names the last
 failure; the engine marks that episode failed (never scored). Other 4xx
 (bad request, auth) are not retried.
 
@@ -21,7 +21,7 @@ holding no text parts, and a 400 "maximum context length" come back at once
 action. Content sent as a list of parts is read as the join of its text
 parts.
 
-The backend (and :class:`~agents.llm.policy.ModelPolicy`) is a context
+The backend (and :class:`~hear2act.agents.llm.policy.ModelPolicy`) is a context
 manager; ``close()`` stops the loop thread, its executor and the HTTP client,
 leaving no thread or file descriptor behind.
 

@@ -64,7 +64,7 @@ class LLMPerceiver:
             close()
 
     def messages(self, audio: np.ndarray, sr: int, context: str) -> list[dict[str, Any]]:
-        from agents.prompts import build_infer_messages
+        from hear2act.agents.prompts import build_infer_messages
 
         return build_infer_messages(context, audio, sr)
 

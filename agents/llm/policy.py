@@ -1,7 +1,7 @@
-"""A model as a :class:`~agents.base.Policy`: prompts in, one backend batch call, actions out.
+"""A model as a :class:`~hear2act.agents.base.Policy`: prompts in, one backend batch call, actions out.
 
 For each pending decision the policy builds the P6a-family messages from the
-observation (:mod:`agents.prompts`), asks the backend for all of them in one
+observation (:mod:`hear2act.agents.prompts`), asks the backend for all of them in one
 call, splits CESAR-style reasoning from the answer, and returns the answer
 as the action. The env's parser reads the action; a reply it cannot parse,
 or one with no text at all (``Generation.no_text``), is an invalid action
@@ -11,7 +11,7 @@ and the engine marks the episode failed. A policy is a context manager;
 
 ``stop`` (default ``"auto"``: ``"answer"`` with reasoning, else
 ``"action-line"``; ``""`` never) says where a reply ends; backends that can
-stop early do, and every reply is cut there (:mod:`agents.llm.stopping`).
+stop early do, and every reply is cut there (:mod:`hear2act.agents.llm.stopping`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def decision_messages(item: PolicyInput, access: str, *, assistant: str, reasoni
 
 
 class ModelPolicy:
-    """Any :class:`~agents.llm.backend.Backend` playing the assistant under one access condition."""
+    """Any :class:`~hear2act.agents.llm.backend.Backend` playing the assistant under one access condition."""
 
     def __init__(self, backend: Backend, *, access: str, assistant: str = "spoken", reasoning: bool = False,
                  name: str | None = None, record_prompts: bool = True, stop: str = "auto") -> None:

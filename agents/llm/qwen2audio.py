@@ -1,6 +1,6 @@
 """``qwen2audio:PATH``: ``Qwen2AudioForConditionalGeneration`` (e.g. Qwen2-Audio-7B-Instruct) as a backend.
 
-Same inputs as ``omni:`` (:mod:`agents.llm.audio_inputs`). Qwen2-Audio's
+Same inputs as ``omni:`` (:mod:`hear2act.agents.llm.audio_inputs`). Qwen2-Audio's
 encoder takes the extractor's full 30 s window (3000 mel frames), which the
 ``max_length`` padding provides. Checkpoints without a chat template get the
 one ``Qwen2AudioProcessor`` falls back to.

@@ -1,6 +1,6 @@
 """A backend that replays given texts: for tests, demos and debugging the engine without a model.
 
-It is a real :class:`~agents.llm.backend.Backend`: texts are looked up by the
+It is a real :class:`~hear2act.agents.llm.backend.Backend`: texts are looked up by the
 request's episode key (the part of ``key`` before the last ``/``), popped in
 order, then the ``default`` text repeats. ``fail`` maps episode keys to an
 error, to exercise failed episodes.

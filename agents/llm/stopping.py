@@ -3,7 +3,7 @@
 A decision is one line, ``[ACTION: X] ...`` (P6a), or with reasoning a
 ``<think>...</think><answer>...</answer>`` block. Whatever the model writes
 after that is never read as the decision, but on a CPU it costs as much as
-the rest. :class:`~agents.llm.policy.ModelPolicy` asks every backend to stop
+the rest. :class:`~hear2act.agents.llm.policy.ModelPolicy` asks every backend to stop
 there (``GenerationRequest.stop``) and cuts every reply at the same place
 (:func:`truncate`), so a backend that cannot stop early (a server) gives the
 same action as one that can (``hf:``, :class:`StopOnRule`).

@@ -5,8 +5,8 @@ the speaker's state, either 4-way over the graded states (resolved / reluctant /
 concern / rejection) or binary (resolved / unresolved).
 
 ``hear2act listen DIR --annotator NAME`` serves the test for one annotator
-(:mod:`eval.listening.server`); the clip manifest and the answer files are described
-in :mod:`eval.listening.data`.
+(:mod:`hear2act.eval.listening.server`); the clip manifest and the answer files are described
+in :mod:`hear2act.eval.listening.data`.
 
 ``hear2act listen DIR --score`` prints per-annotator accuracy, Cohen's kappa
 (annotator pairs, and each annotator vs the intended labels) and confusion matrices.

@@ -1,7 +1,7 @@
 """The report's tables, laid out like the paper's Tables 3/4 (spoken), 5 (text), 9 (paired CIs) and the
 label-fidelity ladder, each cell carrying our value and, where the paper ran that cell, its published number.
 
-Pure data in, :class:`Table` out; :mod:`eval.report.render` turns tables into Markdown and HTML.
+Pure data in, :class:`Table` out; :mod:`hear2act.eval.report.render` turns tables into Markdown and HTML.
 """
 
 from __future__ import annotations

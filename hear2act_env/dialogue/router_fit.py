@@ -144,9 +144,9 @@ def own_templates(by_domain: dict[str, list[Scenario]]) -> list[tuple[str, str, 
     keyword question is kept only where the lexical matcher routes it to its attribute in every scenario
     that has the attribute (a keyword several attributes share says nothing alone).
     """
-    from agents.rule import GENERAL_QUESTION
-    from training.reader import Options
-    from training.wrappers import column_question
+    from hear2act.agents.rule import GENERAL_QUESTION
+    from hear2act.training.reader import Options
+    from hear2act.training.wrappers import column_question
 
     from ..env import options_text
     from .matching import match_question
