@@ -14,7 +14,6 @@ import time
 
 from hear2act.eval.metrics import summarize
 from hear2act.eval.rollout import run_condition
-
 from hear2act_env import ENV_IDS, load_scenarios
 from hear2act_env.env import ACCESS
 

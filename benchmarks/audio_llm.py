@@ -57,11 +57,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="best of N for the input-building timings")
     args = ap.parse_args()
     import torch
+    from transformers import Qwen2AudioProcessor
+
     from hear2act.agents.llm.audio_inputs import build_audio_inputs, load_audio_processing
     from hear2act.agents.llm.backend import GenerationRequest
     from hear2act.agents.llm.omni import OmniBackend
     from hear2act.agents.llm.tiny import build_tiny_omni, build_tiny_qwen2audio
-    from transformers import Qwen2AudioProcessor
 
     torch.set_num_threads(args.threads)
     clips = real_clips(args.clips)

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
-from hear2act.agents import make_agent
 
 import hear2act_env
+from hear2act.agents import make_agent
 
 CONDITIONS = (("transcript-rule", "T"), ("state-rule", "T+S"))
 Episode = tuple[str, int, str, list[str]]  # env id, seed, scenario id, actions

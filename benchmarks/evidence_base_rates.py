@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def user_turn_clips(n_episodes: int, seed: int, turns: int = 4) -> list:
     import numpy as np
+
     from hear2act.agents import make_agent
     from hear2act.training.splits import bundled_split, train_ids
-
     from hear2act_env.env import Hear2ActEnv
 
     env = Hear2ActEnv(realization="prosody", access="A")

@@ -19,11 +19,11 @@ import re
 from dataclasses import dataclass
 
 import gymnasium as gym
+
+import hear2act_env  # noqa: F401
 from hear2act.agents import make_agent
 from hear2act.agents.rule import GENERAL_QUESTION, PROBLEM_CUES, TranscriptRuleAgent
 from hear2act.eval.rollout import run_episode
-
-import hear2act_env  # noqa: F401
 from hear2act_env.dialogue.actions import format_action, parse_action
 from hear2act_env.scenarios import load_scenarios
 from hear2act_env.scenarios.shortcuts import position_rates, value_pick_rate

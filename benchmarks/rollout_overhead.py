@@ -60,7 +60,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from hear2act.agents.llm.hf import HFBackend
     from hear2act.agents.llm.policy import ModelPolicy
     from hear2act.eval.engine import make_specs, run_episodes
-
     from hear2act_env import load_scenarios
 
     model = args.model

@@ -89,7 +89,6 @@ def main() -> None:
 
     from hear2act.eval.metrics import summarize
     from hear2act.eval.rollout import run_condition
-
     from hear2act_env import load_scenarios
 
     ids = [s.id for s in load_scenarios()][:: 5 if args.quick else 1]

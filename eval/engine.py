@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from hear2act.agents.base import Policy, PolicyInput, PolicyOutput
-from hear2act.agents.llm.perceiver_llm import PerceptionError
 
 import hear2act_env
+from hear2act.agents.base import Policy, PolicyInput, PolicyOutput
+from hear2act.agents.llm.perceiver_llm import PerceptionError
 
 # Failures of an external model the env calls for its observation (an audio-LLM perceiver):
 # they end that one episode as failed, with the reason, instead of stopping the run.

@@ -50,7 +50,6 @@ def backend_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def rollout_models(args: argparse.Namespace, ids: list[str] | None) -> int:
     from hear2act.agents import AGENTS, make_policy
     from hear2act.agents.llm import BACKENDS, split_spec
-
     from hear2act_env import load_scenarios
 
     from .cli import COLUMNS

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import gymnasium as gym
-from hear2act.agents import Agent, make_agent
 
 import hear2act_env
+from hear2act.agents import Agent, make_agent
 
 
 def play(env: gym.Env, agent: Agent, scenario_id: str, seed: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:

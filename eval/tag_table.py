@@ -16,9 +16,9 @@ from collections import Counter
 from typing import Any
 
 import gymnasium as gym
+
 from hear2act.agents import make_agent
 from hear2act.eval.rollout import play
-
 from hear2act_env import ENV_IDS
 from hear2act_env.state_tags import TAG_TABLE
 

@@ -15,11 +15,11 @@ pytest.importorskip("transformers")
 pytest.importorskip("hibari")
 
 import torch
+
+import hear2act_env
 from hear2act.agents.llm.audio_inputs import build_audio_inputs, load_audio_processing, num_audio_tokens
 from hear2act.agents.llm.backend import GenerationRequest
 from hear2act.agents.llm.tiny import build_tiny_omni, build_tiny_qwen2audio
-
-import hear2act_env
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -164,8 +164,9 @@ def test_full_omni_checkpoint_layout_loads_as_thinker(omni_path, tmp_path, clips
     import json
     import shutil
 
-    from hear2act.agents.llm.omni import OmniBackend
     from safetensors.torch import load_file, save_file
+
+    from hear2act.agents.llm.omni import OmniBackend
 
     full = tmp_path / "omni-full"
     shutil.copytree(omni_path, full)

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-from hear2act.eval.play import _play, expand
 
 import hear2act_env
+from hear2act.eval.play import _play, expand
 from hear2act_env.cli import main
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from hear2act.agents import make_policy
 from hear2act.agents.llm.backend import GenerationRequest
 from hear2act.agents.llm.policy import ModelPolicy, jsonable_messages, prompt_hash
@@ -19,7 +20,6 @@ from hear2act.agents.prompts import build_messages, domain_from_scenario_id
 from hear2act.eval.engine import EpisodeSpec, make_specs, read_jsonl, run_episodes, write_jsonl
 from hear2act.eval.parallel import ProcessInfo, merge, run_sharded, shard
 from hear2act.eval.rollout import run_condition
-
 from hear2act_env import load_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent

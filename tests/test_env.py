@@ -8,11 +8,11 @@ import warnings
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
-from hear2act.agents import make_agent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hear2act_env
+from hear2act.agents import make_agent
 from hear2act_env.dialogue.actions import parse_action
 from hear2act_env.env import ACCESS, INTERVENTIONS
 

@@ -19,7 +19,6 @@ pytest.importorskip("trl")
 
 from hear2act.training.episodes import AgentPolicy, EpisodeReward, explain, make_reference, play, summarize
 from hear2act.training.splits import bundled_split, eval_ids, train_ids
-
 from hear2act_env import load_scenarios
 
 CONFIGS = sorted(p for p in Path("training/configs").glob("*.yaml") if "distributed_type" not in p.read_text())

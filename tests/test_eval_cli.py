@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from hear2act.eval.grid import load_grid
 from hear2act.eval.grid_edit import edit_grid
 from hear2act.eval.results import build_results, read_results
 from hear2act.eval.runner import read_run
-
 from hear2act_env.cli import main
 
 ROOT = Path(__file__).parent.parent

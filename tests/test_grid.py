@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hear2act.eval.grid import GridError, episode_seed, load_grid, parse_grid, parse_shard, shard
 
+from hear2act.eval.grid import GridError, episode_seed, load_grid, parse_grid, parse_shard, shard
 from hear2act_env import load_scenarios
 from hear2act_env.cli import main as cli_main
 

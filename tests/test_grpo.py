@@ -20,6 +20,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("trl")
 
 import torch
+
 from hear2act.agents.llm.tiny import build_tiny_causal_lm, build_tiny_omni
 from hear2act.training.grpo_data import (
     DialogueState,
@@ -35,7 +36,6 @@ from hear2act.training.grpo_data import (
     training_rows,
 )
 from hear2act.training.rewards import REWARD_WEIGHTS, REWARDS, make_reward_funcs
-
 from hear2act_env.dialogue.engine import assess
 
 TERMS = list(REWARDS)
@@ -116,8 +116,9 @@ def _audio_guard(model, audio_token_id: int, calls: list):
 @pytest.fixture(scope="module")
 def omni_run(tmp_path_factory):
     from datasets import Dataset
-    from hear2act.training.omni_grpo import OmniGRPOTrainer, load_omni_for_training
     from trl import GRPOConfig
+
+    from hear2act.training.omni_grpo import OmniGRPOTrainer, load_omni_for_training
 
     pytest.importorskip("hibari")  # the user turns are rendered speech
     root = tmp_path_factory.mktemp("grpo-omni")
@@ -229,8 +230,9 @@ def test_the_guard_catches_stock_trl_dropping_audio(omni_run):
 # -- text-only path through the CLI -------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_cli_text_path_trains_a_tiny_causal_lm(tmp_path):
-    from hear2act.training.grpo import main
     from safetensors.torch import load_file
+
+    from hear2act.training.grpo import main
 
     path = build_tiny_causal_lm(tmp_path / "lm")
     config = json.loads((path / "config.json").read_text())
@@ -315,8 +317,9 @@ def test_cli_tools_mode_builds_a_stock_trainer_on_the_tool_env(tmp_path):
     from pathlib import Path
 
     import trl
-    from hear2act.training.grpo import build_dataset, build_trainer, parse
     from transformers import AutoTokenizer
+
+    from hear2act.training.grpo import build_dataset, build_trainer, parse
 
     path = build_tiny_causal_lm(tmp_path / "lm")
     tok = AutoTokenizer.from_pretrained(path)
@@ -340,9 +343,10 @@ def test_stock_grpo_trainer_trains_on_the_tool_env(tmp_path):
 
     import trl
     from datasets import Dataset
-    from hear2act.training.tools_env import Hear2ActToolEnv, tool_rows
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
+
+    from hear2act.training.tools_env import Hear2ActToolEnv, tool_rows
 
     path = build_tiny_causal_lm(tmp_path / "lm")
     tok = AutoTokenizer.from_pretrained(path, padding_side="left")

@@ -13,11 +13,11 @@ import hashlib
 import json
 
 import pytest
+
 from hear2act.agents import make_policy
 from hear2act.agents.llm.policy import ModelPolicy
 from hear2act.agents.llm.scripted import ScriptedBackend
 from hear2act.eval.engine import make_specs, run_episodes
-
 from hear2act_env import env as env_module
 from hear2act_env import load_scenarios
 

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
+
 from hear2act.eval.listening import cli as listen
 from hear2act.eval.listening import data as listen_data
 from hear2act.eval.listening import server as listen_server
 from hear2act.eval.listening import stats as listen_stats
 from hear2act.eval.listening.stats import accuracy, cohen_kappa, collapse, confusion_matrix, per_class_accuracy
-
 from hear2act_env.cli import main as cli_main
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from hear2act.eval.listening import data as listen_data
 from hear2act.eval.listening import server as listen_server
-
 from tests.test_listen import http, make_clip_dir, serve  # noqa: F401  (serve is a fixture)
 
 GOOD = {"clip_id": "c2", "label": "concern", "annotator": "ann", "elapsed_ms": 10}

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from hear2act.agents import make_policy
 from hear2act.agents.llm import openai_backend
 from hear2act.agents.llm.backend import GenerationRequest
@@ -25,7 +26,6 @@ from hear2act.agents.llm.openai_backend import OpenAIBackend
 from hear2act.eval.engine import make_specs, run_episodes
 from hear2act.eval.grid import parse_grid
 from hear2act.eval.runner import read_run, run_grid
-
 from hear2act_env import load_scenarios
 from hear2act_env.cli import main as cli_main
 from tests.fake_openai import FakeChatServer, Reply, message_completion

@@ -9,12 +9,12 @@ import time
 import numpy as np
 import pytest
 import soundfile as sf
+
 from hear2act.agents import make_policy
 from hear2act.agents.llm import make_backend
 from hear2act.agents.llm.backend import GenerationRequest
 from hear2act.agents.llm.openai_backend import OpenAIBackend
 from hear2act.eval.engine import make_specs, run_episodes
-
 from hear2act_env import load_scenarios
 from hear2act_env.cli import main
 from tests.fake_openai import OK_TEXT, FakeChatServer, Reply, request_text

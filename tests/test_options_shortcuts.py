@@ -14,10 +14,10 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from hear2act.agents import make_agent
-from hear2act.eval.rollout import run_episode
 
 import hear2act_env  # noqa: F401
+from hear2act.agents import make_agent
+from hear2act.eval.rollout import run_episode
 from hear2act_env.scenarios import Scenario, load_scenarios
 from hear2act_env.scenarios.shortcuts import (
     MAX_POSITION_RATE,

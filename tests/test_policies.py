@@ -8,6 +8,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from hear2act.agents import AGENTS, PolicyInput, make_policy
 from hear2act.agents.adapter import RuleAgentPolicy
 from hear2act.agents.llm import call_seed, make_backend, split_reasoning
@@ -17,7 +18,6 @@ from hear2act.agents.llm.policy import ModelPolicy
 from hear2act.agents.llm.scripted import ScriptedBackend
 from hear2act.agents.prompts import build_infer_messages, build_messages, domain_from_scenario_id
 from hear2act.eval.engine import EpisodeSpec, run_episodes
-
 from hear2act_env import load_scenarios
 from hear2act_env.cli import main
 

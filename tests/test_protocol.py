@@ -7,8 +7,8 @@ from collections import Counter, defaultdict
 
 import gymnasium as gym
 import pytest
-from hear2act.agents.oracle import targeted_question
 
+from hear2act.agents.oracle import targeted_question
 from hear2act_env import load_scenarios
 from hear2act_env.dialogue.actions import format_action
 from hear2act_env.dialogue.engine import DELIVERY, assess

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from hear2act.eval.grid_edit import edit_grid
 from hear2act.eval.readme_table import BEGIN, END, block, readme_block, rewrite, text_rows
 from hear2act.eval.results import read_results, write_results

@@ -23,6 +23,8 @@ from types import SimpleNamespace
 import gymnasium as gym
 import numpy as np
 import pytest
+
+import hear2act_env  # noqa: F401  (registers the envs)
 from hear2act.agents import make_policy
 from hear2act.agents.base import PolicyInput
 from hear2act.agents.llm import make_backend
@@ -31,8 +33,6 @@ from hear2act.agents.llm.prefix_cache import Entry, PrefixStore, common_prefix
 from hear2act.agents.llm.prepare import model_dir, resolve_model
 from hear2act.agents.llm.stopping import stop_index, truncate
 from hear2act.eval.engine import EpisodeSpec, run_episodes
-
-import hear2act_env  # noqa: F401  (registers the envs)
 from hear2act_env.dialogue.actions import INVALID, KINDS, parse_action
 
 CORPUS = Path(__file__).parent / "data" / "smollm2_replies.jsonl"

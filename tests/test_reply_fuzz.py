@@ -15,7 +15,6 @@ from pathlib import Path
 
 from hear2act.eval.grid import parse_grid
 from hear2act.eval.runner import read_run, rollouts_path
-
 from hear2act_env.cli import main as cli_main
 from tests.fake_openai import FakeChatServer, Reply, completion, message_completion
 

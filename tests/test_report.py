@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
+
 from hear2act.eval.grid import parse_grid
 from hear2act.eval.report import build_report
 from hear2act.eval.report.tables import paper_entries, paper_value
 from hear2act.eval.runner import run_grid
-
 from hear2act_env.cli import main as cli_main
 
 CHROMIUM = Path("/usr/bin/chromium")

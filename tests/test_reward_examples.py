@@ -8,6 +8,7 @@ the options the user turned down can be read off it) and the options text (how m
 from __future__ import annotations
 
 import pytest
+
 from hear2act.training.rewards import consistency_reward, evidence_reward, keywords_reward
 
 OPTIONS = "\n".join(f"{i}. Option{i}: feature" for i in range(1, 11))  # ten options

@@ -6,6 +6,8 @@ import doctest
 
 import gymnasium as gym
 import pytest
+
+import hear2act_env  # noqa: F401  (registers the env ids)
 from hear2act.training import rewards
 from hear2act.training.rewards import (
     CITED_BASE_RATE,
@@ -20,8 +22,6 @@ from hear2act.training.rewards import (
     make_reward_funcs,
     overthinking_reward,
 )
-
-import hear2act_env  # noqa: F401  (registers the env ids)
 
 
 def test_doctests_of_every_reward():

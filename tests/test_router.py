@@ -125,7 +125,6 @@ def test_every_need_is_reachable_by_its_label(bank):
 def test_the_full_wrappers_column_questions_reach_their_attribute(bank):
     from hear2act.training.reader import Options
     from hear2act.training.wrappers import column_question
-
     from hear2act_env.env import options_text
 
     hits = total = 0

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+
 from hear2act.eval.grid import parse_grid
 from hear2act.eval.run_identity import cell_hash, grid_id
 from hear2act.eval.runner import RunDirError, read_run, rollouts_path, run_grid
-
 from hear2act_env.cli import main as cli_main
 
 GRID = """

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from hear2act.eval.grid import parse_grid
 from hear2act.eval.runner import RunDirError, read_rollouts, read_run, rollouts_path, run_grid
-
 from hear2act_env.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,7 +201,6 @@ class FlakyServer:
 
 def test_failed_rollouts_are_recorded_and_never_scored(tmp_path: Path) -> None:
     from hear2act.eval.report.tables import cells_of, overview_table
-
     from hear2act_env import load_scenarios
 
     bad = load_scenarios()[1].id

@@ -9,9 +9,9 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from hear2act.training.reader import CATEGORIES, read, split_opener
 from hear2act.training.wrappers import BASE_SIZE, MACRO, DiscreteDialogue, make_env
-
 from hear2act_env import ENV_IDS, load_scenarios
 from hear2act_env.dialogue.engine import assess
 

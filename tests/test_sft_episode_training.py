@@ -38,8 +38,9 @@ def test_sft_rows_are_p6_prompts_with_teacher_answers_from_the_training_split():
 @pytest.mark.slow
 def test_sft_then_episode_grpo_on_a_tiny_lm(tmp_path):
     import torch
-    from hear2act.training import grpo, sft
     from safetensors.torch import load_file
+
+    from hear2act.training import grpo, sft
 
     base = build_tiny_causal_lm(tmp_path / "lm")
     summary = sft.main(["--model", str(base), "--output_dir", str(tmp_path / "sft"), "--n_scenarios", "1",

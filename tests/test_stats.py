@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from hear2act.eval import stats
 
 scipy_stats = pytest.importorskip("scipy.stats")

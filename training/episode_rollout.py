@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from hear2act.agents.base import PolicyInput, PolicyOutput
 from hear2act.agents.llm.reasoning import split_reasoning
 
@@ -76,6 +77,7 @@ class SamplingPolicy:
     def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]:
         import torch
         import transformers
+
         from hear2act.agents.llm.backend import text_only
         from hear2act.agents.llm.hf import SeededSampler
 

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hear2act.agents.base import PolicyInput, PolicyOutput
-
 from hear2act_env.dialogue.actions import INVALID, format_action, parse_action
 
 PROCESS_TERMS = ("format", "consistency", "keywords", "overthinking", "evidence")

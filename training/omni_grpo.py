@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from hear2act.agents.llm.audio_inputs import AUDIO_TOKEN, AudioProcessing, audio_token_id, build_audio_inputs
 
 from .grpo_data import attach_audio

@@ -30,7 +30,6 @@ from functools import lru_cache
 from typing import Any
 
 from hear2act.agents.llm.reasoning import split_reasoning
-
 from hear2act_env.dialogue.actions import INVALID, parse_action
 
 N_OPTIONS = 11

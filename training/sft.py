@@ -52,7 +52,6 @@ def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: 
              reasoning: bool = False, realization: str = "prosody") -> list[dict[str, Any]]:
     """Prompt-completion rows (conversational) of every decision of every teacher episode, in order."""
     from hear2act.agents.prompts import build_messages, domain_from_scenario_id
-
     from hear2act_env import load_scenarios
 
     from .episodes import AgentPolicy, make_reference, play

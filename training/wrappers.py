@@ -44,8 +44,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from hear2act.agents.rule import Catalog
 
+from hear2act.agents.rule import Catalog
 from hear2act_env.dialogue.actions import format_action
 from hear2act_env.dialogue.engine import LABELS
 

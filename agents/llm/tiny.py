@@ -23,7 +23,6 @@ SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 def training_corpus(n_scenarios: int = 480) -> list[str]:
     """Texts the tokenizer learns from: prompt templates, scenario requests and options."""
     from hear2act.agents.prompts import TEMPLATES
-
     from hear2act_env import load_scenarios
 
     texts = [p.read_text(encoding="utf-8") for p in sorted(TEMPLATES.glob("*.txt"))]
@@ -161,8 +160,9 @@ def build_tiny_omni(directory: str | Path, *, seed: int = 0) -> Path:
 
 def build_tiny_qwen2audio(directory: str | Path, *, seed: int = 0) -> Path:
     """A random tiny Qwen2-Audio checkpoint (tokenizer, preprocessor_config.json, weights) in ``directory``."""
-    from hear2act.agents.llm.qwen2audio import QWEN2_AUDIO_TEMPLATE
     from transformers import Qwen2AudioConfig, Qwen2AudioForConditionalGeneration
+
+    from hear2act.agents.llm.qwen2audio import QWEN2_AUDIO_TEMPLATE
 
     root = Path(directory)
     tokenizer = _audio_tokenizer(QWEN2_AUDIO_TEMPLATE)
