@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env.extras import missing_extra
+
 from .backend import Generation, GenerationRequest, text_only
 from .constrain import TagConstraint
 from .prefix_cache import PrefixStore, cache_kwarg, prefill_rows, stack_rows
@@ -52,8 +54,8 @@ def _torch_transformers() -> tuple[Any, Any]:
     try:
         import torch
         import transformers
-    except ImportError as e:  # pragma: no cover - exercised only without the extra
-        raise ImportError(f"{INSTALL_HINT} ({e})") from e
+    except ImportError as e:
+        raise ImportError(missing_extra("the hf: backend", "llm", e)) from e
     return torch, transformers
 
 
