@@ -39,7 +39,6 @@ from .splits import SplitSpec
 MODES = ("episode", "state", "tools")
 DEFAULT_PROCESS_WEIGHTS = "format=0.1,consistency=0.1,keywords=0.05,overthinking=0.05,evidence=0.05"
 
-_INSTALL = 'pip install "hear2act[train]"'
 ACCESS = ("A+T", "A", "T", "T+S", "T+S_hat")
 AUDIO_ACCESS = frozenset({"A", "A+T"})
 # CESAR's hyperparameters (seed paper 001, B.4), applied unless a flag says otherwise.
@@ -149,14 +148,18 @@ def _accumulation(argv: list[str], defaults: dict[str, Any]) -> dict[str, Any]:
     return {"gradient_accumulation_steps": known.global_batch // per_step}
 
 
-def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
+def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[Hear2ActArgs, Any]:
+    from hear2act_env.extras import missing_extra
+
+    from .cli import check_access, check_split, quiet_defaults
+
     try:
         import torch
         from transformers import HfArgumentParser
         from trl import GRPOConfig
     except ImportError as exc:
-        raise ImportError(f"GRPO training needs torch, transformers and trl: {_INSTALL}") from exc
-    parser = HfArgumentParser((Hear2ActArgs, GRPOConfig), description=(
+        raise ImportError(missing_extra("GRPO training", "train", exc)) from None
+    parser = HfArgumentParser((Hear2ActArgs, GRPOConfig), prog=prog, description=(
         "GRPO on Hear2Act with CESAR process rewards. --config FILE.yaml reads flags from a YAML file "
         "(command-line flags win); every GRPOConfig / TrainingArguments field below is a flag."))
     defaults: dict[str, Any] = {**CESAR_DEFAULTS, "bf16": torch.cuda.is_available(),
@@ -170,11 +173,13 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
         del argv[i:i + 2]
     defaults.update(_accumulation(argv, defaults))
     parser.set_defaults(**defaults)
-    args, config = parser.parse_args_into_dataclasses(args=argv)
+    with quiet_defaults(argv):
+        args, config = parser.parse_args_into_dataclasses(args=argv)
     if not args.model:
-        raise ValueError("--model is required (a checkpoint directory)")
-    if args.access not in ACCESS:
-        raise ValueError(f"--access must be one of {ACCESS}, got {args.access!r}")
+        raise ValueError("--model is required (a checkpoint directory with config.json)")
+    check_access(args.access, ACCESS)
+    check_access(args.realization, ("prosody", "explicit"), flag="--realization")
+    check_split(args.test_domains, args.test_per_domain, args.split_seed)
     if args.tools:
         args.mode = "tools"
     if args.mode not in MODES:
@@ -406,8 +411,14 @@ def _resume(args: Hear2ActArgs, config: Any) -> Any:
     return True if value in ("true", "True") else value
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    args, config = parse(argv)
+def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, Any]:
+    """``hear2act train grpo`` (and ``python -m hear2act.training.grpo``)."""
+    from .cli import SPEECH_ACCESS, check_model, require_speech
+
+    args, config = parse(argv, prog=prog)
+    check_model(args.model)  # before anything is built or loaded
+    if args.access in SPEECH_ACCESS:  # the states' audio is rendered
+        require_speech(f"--access {args.access}")
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     dataset = build_dataset(args)
@@ -430,4 +441,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    from .cli import module_main
+
+    raise SystemExit(module_main("grpo"))
