@@ -22,6 +22,7 @@ A dotted path is rewritten only when its second part is a real module or package
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import subprocess
 import sys
@@ -48,14 +49,29 @@ _BARE_STRING = re.compile(rf"""(?<![\w.])["']({_NAMES})["']""")
 
 
 def submodules(root: Path = ROOT) -> dict[str, frozenset[str]]:
-    """Each namespaced folder's direct modules and packages (what ``agents.X`` may name)."""
+    """What ``agents.X`` may name: each namespaced folder's direct modules and packages, and the names its
+    ``__init__.py`` exports in ``__all__`` (``agents.make_policy``; a local ``agents.get(...)`` stays)."""
     out = {}
     for top in PACKAGES:
         folder = root / top
         names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
         names |= {p.parent.name for p in folder.glob("*/__init__.py")}
+        names |= _exported(folder / "__init__.py")
         out[top] = frozenset(names)
     return out
+
+
+def _exported(init: Path) -> set[str]:
+    """The literal ``__all__`` of a module (empty when it has none or it is not a literal list)."""
+    if not init.is_file():
+        return set()
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            try:
+                return {str(n) for n in ast.literal_eval(node.value)}
+            except ValueError:
+                return set()
+    return set()
 
 
 def _dotted(subs: dict[str, frozenset[str]]) -> re.Pattern[str]:
