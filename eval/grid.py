@@ -10,7 +10,7 @@ Format (``eval/grids/paper.toml`` is the paper's design, ``quick.toml`` the CPU 
     name = "quick"
     seed = 0                                   # the run seed; episode seeds derive from it
 
-    [agents]                                   # label = agent spec (agents.make_policy);
+    [agents]                                   # label = agent spec (hear2act.agents.make_policy);
     "Qwen2.5-Omni" = "omni:/models/Qwen2.5-Omni-7B"   # a label not listed is its own spec
     "Qwen3-32B" = { spec = "openai:Qwen/Qwen3-32B@http://node1:8000/v1", concurrency = 64 }  # + make_policy kwargs
 

@@ -1,4 +1,4 @@
-"""Model backends for :func:`agents.make_policy`: local transformers, OpenAI-compatible servers, audio LLMs.
+"""Model backends for :func:`hear2act.agents.make_policy`: local transformers, OpenAI-compatible servers, audio LLMs.
 
 Registered by spec prefix (``hf:PATH``, ``openai:MODEL@URL``, ``omni:PATH``,
 ``qwen2audio:PATH``) and imported on use, so ``import agents`` never pulls in
