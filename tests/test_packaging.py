@@ -42,6 +42,7 @@ SUBS = namespace_imports.submodules(ROOT)
     ("python -m training.ppo --access T+S", "python -m hear2act.training.ppo --access T+S"),
     ('    "from eval.grid import parse_grid\\n",', '    "from hear2act.eval.grid import parse_grid\\n",'),
     (":mod:`training.splits`", ":mod:`hear2act.training.splits`"),
+    ("any agents.make_policy spec", "any hear2act.agents.make_policy spec"),  # a name in agents.__all__
 ])
 def test_rewrite_examples(before: str, after: str) -> None:
     assert namespace_imports.rewrite_text(before, ".py", SUBS) == after
@@ -53,6 +54,7 @@ def test_rewrite_examples(before: str, after: str) -> None:
     'json.loads((out / "eval.json").read_text())',  # a file name, not eval/json.py
     "model.eval()\nself.training.splits = 1\n",  # attributes, not modules
     "results from eval are kept\n",  # prose
+    "agents.get(name)\n",  # a local dict named agents: get is not in agents.__all__
     "from hear2act.training.ppo import Args\n",
 ])
 def test_rewrite_leaves_alone(text: str) -> None:
