@@ -155,9 +155,12 @@ def _summary(rows: list[dict]) -> dict[str, float]:
 def _require_sb3() -> Any:
     from hear2act_env.extras import missing_extra
 
+    try:  # torch first: without it, the hint is its CPU build (the extra alone would pull a CUDA one)
+        import torch
+    except ImportError as exc:
+        raise ImportError(missing_extra("PPO training", "train", exc)) from None
     try:
         import stable_baselines3
-        import torch
     except ImportError as exc:
         raise ImportError(missing_extra("PPO training", "train", exc)) from None
     return stable_baselines3, torch
