@@ -160,3 +160,16 @@ def test_train_ppo_tiny_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert result["access"] == "T+S" and result["timesteps"] >= 64 and result["overall"]["n"] > 0
     assert (out / "policy.zip").is_file()
     assert str(out / "eval.json") in capsys.readouterr().out
+
+
+def test_missing_extra_hints() -> None:
+    import doctest
+
+    from hear2act_env import extras
+
+    assert doctest.testmod(extras).failed == 0
+    torch_missing = extras.missing_extra("the hf: backend", "llm", module="torch.nn")
+    assert TORCH_CPU_INSTALL in torch_missing and torch_missing.endswith(
+        'then pip install "hear2act[llm]" (the extra alone pulls a multi-GB CUDA build of torch)')
+    assert extras.missing_extra("GRPO training", "train") == (
+        'GRPO training needs the train extra, which is not installed: pip install "hear2act[train]"')
