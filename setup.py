@@ -7,15 +7,24 @@ Subpackages are found here, so a new one needs no edit.
 
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
 
 ROOT = Path(__file__).resolve().parent
 NAMESPACED = ("agents", "eval", "training")
 
-packages = ["hear2act", *find_packages(str(ROOT), include=["hear2act_env", "hear2act_env.*"])]
+# Namespace-style discovery (as pyproject's packages.find did): data folders without __init__.py (eval/grids,
+# hear2act_env/data) are packages too, so their package-data is not "absent from the packages configuration".
+SKIP = ["*.__pycache__", "*.__pycache__.*"]
+
+
+def find(top: str) -> list[str]:
+    return find_namespace_packages(str(ROOT), include=[top, f"{top}.*"], exclude=SKIP)
+
+
+packages = ["hear2act", *find("hear2act_env")]
 package_dir = {"hear2act": "hear2act"}
 for top in NAMESPACED:
-    packages += [f"hear2act.{name}" for name in find_packages(str(ROOT), include=[top, f"{top}.*"])]
+    packages += [f"hear2act.{name}" for name in find(top)]
     package_dir[f"hear2act.{top}"] = top
 
 setup(packages=packages, package_dir=package_dir)
