@@ -47,8 +47,6 @@ from .prefix_cache import PrefixStore, cache_kwarg, prefill_rows, stack_rows
 from .prepare import resolve_model
 from .stopping import StopOnRule, truncate
 
-INSTALL_HINT = 'the hf: backend needs transformers and torch: pip install "hear2act[llm]"'
-
 
 def _torch_transformers() -> tuple[Any, Any]:
     try:
