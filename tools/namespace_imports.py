@@ -17,6 +17,12 @@ A dotted path is rewritten only when its second part is a real module or package
 (``eval.json``, a file name, is not ``eval/json.py``, so it stays), and never when it already follows a dot
 (``hear2act.training.ppo``, ``model.eval``): running the script twice changes nothing the second time.
 ``hear2act_env`` is never touched. Bare quoted names (``"agents"``) are listed for review, not rewritten.
+
+Merging a branch written before the rename (or this rename into a tree that moved on): run the script on the
+target first (``python tools/namespace_imports.py --root TREE``; commit), then merge. Lines the script rewrites
+identically on both sides merge cleanly; a conflict is left only where one side also edited the line by hand.
+Run the script once more after the merge, wrap the lines it lists, and reinstall (``pip install -e .``) so the
+editable finder maps ``hear2act.agents`` / ``.eval`` / ``.training``.
 """
 
 from __future__ import annotations
