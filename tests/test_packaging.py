@@ -157,3 +157,50 @@ print(json.dumps({"sdk": SDKAgent.SDK, "ours": Agent.__module__, "files": files,
     for name, file in seen["files"].items():
         assert Path(file).resolve().is_relative_to(target.resolve()), (name, file)
     assert "success" in seen["outcome_keys"]
+
+
+@pytest.mark.slow
+def test_editable_install_maps_the_namespace(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """``pip install -e .``: setuptools' editable wheel maps hear2act.agents/.eval/.training onto the folders."""
+    src = tmp_path_factory.mktemp("editable-src")
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(path, src / name)
+    out = tmp_path / "wheel"
+    out.mkdir()
+    backend = f"from setuptools import build_meta; build_meta.build_editable({str(out)!r})"
+    build = subprocess.run([sys.executable, "-c", backend], cwd=src, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = out.glob("*.whl")
+    target = tmp_path / "site"
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
+                              str(wheel)], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-2000:]
+    (finder,) = target.glob("__editable___*_finder.py")
+    assert "hear2act" in (target / f"__editable__.{wheel.name.split('-')[0]}-0.1.0.pth").read_text()
+    # This interpreter may carry its own editable install of the project under the same finder module name:
+    # take it off sys.meta_path and load the new wheel's finder from its file (what its .pth does).
+    code = f"""
+import importlib.util, json, sys
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
+spec = importlib.util.spec_from_file_location("new_editable_finder", {str(finder)!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+module.install()
+names = ["hear2act", "hear2act.agents", "hear2act.eval", "hear2act.training", "hear2act.agents.llm", "hear2act_env"]
+import hear2act.agents.llm, hear2act.eval, hear2act.training, hear2act_env
+print(json.dumps({{n: sys.modules[n].__file__ for n in names}}))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    files = json.loads(run.stdout.strip().splitlines()[-1])
+    assert files == {"hear2act": str(src / "hear2act" / "__init__.py"),
+                     "hear2act.agents": str(src / "agents" / "__init__.py"),
+                     "hear2act.eval": str(src / "eval" / "__init__.py"),
+                     "hear2act.training": str(src / "training" / "__init__.py"),
+                     "hear2act.agents.llm": str(src / "agents" / "llm" / "__init__.py"),
+                     "hear2act_env": str(src / "hear2act_env" / "__init__.py")}
