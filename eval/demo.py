@@ -19,7 +19,8 @@ COLUMNS = HEADLINE
 
 
 def demo_grid(n: int | None = None, seed: int = 0, text_only: bool = False) -> Grid:
-    """The quick grid with the demo's options applied (recorded in the grid text, see :mod:`hear2act.eval.grid_edit`)."""
+    """The quick grid with the demo's options applied (recorded in the grid text, see
+    :mod:`hear2act.eval.grid_edit`)."""
     return edit_grid(GRIDS_DIR / "quick.toml", limit=n, seed=seed if seed else None,
                      drop_kinds=("spoken",) if text_only else ())
 

@@ -33,7 +33,8 @@ from .metrics import HEADLINE
 
 SCHEMA = "hear2act-results/1"
 # The paper's Table 5 metrics (the command-line tables' columns), then the interaction measures: action shares
-# (the paper counts invalid actions: a reply the parser cannot read as an action is one). Names of hear2act.eval.metrics.TABLE.
+# (the paper counts invalid actions: a reply the parser cannot read as an action is one). Names of
+# hear2act.eval.metrics.TABLE.
 METRICS = (*HEADLINE, "share_ask", "share_clarify", "share_recommend", "share_confirm", "share_invalid")
 CELL_KEYS = ("block", "kind", "agent", "agent_spec", "realization", "condition", "access", "intervention",
              "renderer", "renderer_spec")

@@ -2,7 +2,8 @@
 
 ``hear2act rollout --agent SPEC --access A --seed S`` is the one-cell grid of (SPEC, the env's realization,
 condition A) under grid seed S: its episodes have the seeds and rollout ids that ``hear2act eval`` gives
-the same cell (:func:`hear2act.eval.grid.episode_seed`, :func:`hear2act.eval.grid.rollout_id`), and they are played by the
+the same cell (:func:`hear2act.eval.grid.episode_seed`, :func:`hear2act.eval.grid.rollout_id`), and they are
+played by the
 one rollout loop, :func:`hear2act.eval.engine.run_episodes`, whatever the agent (rule agent or model).
 :func:`play` and :func:`run_episode` step a single :class:`hear2act.agents.Agent` object by hand (a custom agent
 that is not registered, or a caller that reads the env between turns).

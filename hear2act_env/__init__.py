@@ -2,7 +2,11 @@
 
 ``import hear2act_env`` registers ``Hear2Act-Prosody-v1`` and
 ``Hear2Act-Explicit-v1`` (``-v0``, whose results differ, is gone: Gymnasium
-raises ``DeprecatedEnv`` naming ``-v1``); the scenario bank is :func:`load_scenarios`.
+raises ``DeprecatedEnv`` naming ``-v1``), and their discrete versions for
+SB3-style agents, ``Hear2Act-Prosody-Macro-v1``, ``Hear2Act-Prosody-Full-v1``,
+``Hear2Act-Explicit-Macro-v1``, ``Hear2Act-Explicit-Full-v1``
+(:mod:`hear2act.training.wrappers`; ``spec.max_episode_steps`` = 19); the
+scenario bank is :func:`load_scenarios`.
 """
 
 from __future__ import annotations
@@ -26,4 +30,21 @@ for _env_id, _realization in ENV_IDS.items():
             disable_env_checker=False,
         )
 
-__all__ = ["ENV_IDS", "Scenario", "ScenarioError", "__version__", "load_scenarios", "validate"]
+# The discrete wrappers (hear2act.training.wrappers: Discrete actions, Box observations) for SB3-style agents:
+# ``gym.make("Hear2Act-Prosody-Macro-v1", access="T+S")``. An episode is at most MAX_TURNS - 1 steps (the
+# opening is the first assistant turn), so the TimeLimit never cuts one short; pass ``max_episode_steps`` with a
+# larger ``max_turns``.
+DISCRETE_ENV_IDS = {f"{_env_id[:-3]}-{_set.capitalize()}-v1": (_env_id, _set)
+                    for _env_id in ENV_IDS for _set in ("macro", "full")}
+MAX_EPISODE_STEPS = 19
+
+for _env_id, (_base, _action_set) in DISCRETE_ENV_IDS.items():
+    if _env_id not in registry:
+        register(
+            id=_env_id,
+            entry_point="hear2act.training.wrappers:make_discrete",
+            kwargs={"env_id": _base, "action_set": _action_set},
+            max_episode_steps=MAX_EPISODE_STEPS,
+        )
+
+__all__ = ["DISCRETE_ENV_IDS", "ENV_IDS", "Scenario", "ScenarioError", "__version__", "load_scenarios", "validate"]

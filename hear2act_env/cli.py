@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "eval": "hear2act.eval.runner",
     "report": "hear2act.eval.report.cli",
     "models": "hear2act.agents.llm.prepare",
+    "train": "hear2act.training.cli",
 }
 # Exceptions that mean "the input (or the installation) was wrong", reported as one line (exit 2);
 # ImportError covers a missing extra, whose message names the pip install.

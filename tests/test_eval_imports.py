@@ -1,7 +1,8 @@
 """No import circles inside ``eval/``: read every import statement (lazy ones in functions included).
 
 Circles broken (issue 22): ``hear2act.eval.cli`` <-> ``hear2act.eval.model_rollout`` (the table columns now live in
-``hear2act.eval.metrics``) and ``hear2act.eval.runner`` <-> ``hear2act.eval.wandb_log`` / ``hear2act.eval.results`` (the run directory's readers,
+``hear2act.eval.metrics``) and ``hear2act.eval.runner`` <-> ``hear2act.eval.wandb_log`` /
+``hear2act.eval.results`` (the run directory's readers,
 durable writer and lock now live in ``hear2act.eval.rundir``).
 """
 
@@ -81,5 +82,6 @@ def test_the_reader_finds_a_circle():
 
 def test_no_import_circles_in_eval():
     graph = import_graph("eval")
-    assert "hear2act.eval.rundir" in graph["hear2act.eval.wandb_log"] and "hear2act.eval.metrics" in graph["hear2act.eval.model_rollout"]
+    assert "hear2act.eval.rundir" in graph["hear2act.eval.wandb_log"]
+    assert "hear2act.eval.metrics" in graph["hear2act.eval.model_rollout"]
     assert cycles(graph) == []

@@ -4,7 +4,8 @@ The graph is read from the source with :mod:`ast` (nothing is imported): every `
 anywhere in a file counts, function-level lazy imports included, relative imports resolved against the file's
 package. ``from pkg import name`` points at ``pkg.name`` when that is a module of the project, else at ``pkg``.
 Imports under ``if TYPE_CHECKING:`` count too: a type named from the floor above is still an arrow up.
-For the arrows-up check a string that names a module of another package (``"hear2act.eval.cli"``, ``"hear2act.agents.rule:X"``,
+For the arrows-up check a string that names a module of another package (``"hear2act.eval.cli"``,
+``"hear2act.agents.rule:X"``,
 as handed to ``importlib.import_module``) counts as an import as well: dispatching by name is still a dependency.
 
 Run ``python tests/test_import_graph.py`` to print the current cycles and arrows up.
@@ -25,7 +26,8 @@ GROUND = "hear2act_env"
 # (importer, imported) pairs; the target is an empty list (a listed arrow that no longer exists fails the test).
 _CLI_TABLE = (  # hear2act_env/cli.py's COMMANDS names each subcommand's module (imported by name, lazily). The
     # table moves to the top floor with the console script (a pyproject [project.scripts] change: the lead's).
-    "hear2act.agents.llm.prepare", "hear2act.eval.cli", "hear2act.eval.listening.cli", "hear2act.eval.perception", "hear2act.eval.play", "hear2act.eval.render",
+    "hear2act.agents.llm.prepare", "hear2act.eval.cli", "hear2act.eval.listening.cli", "hear2act.eval.perception",
+    "hear2act.eval.play", "hear2act.eval.render",
     "hear2act.eval.report.cli", "hear2act.eval.runner",
 )
 ALLOWED_UP: list[tuple[str, str]] = [("hear2act_env.cli", m) for m in _CLI_TABLE]
@@ -95,7 +97,8 @@ def imported_names(tree: ast.AST, importer: str, is_package: bool, modules: Iter
 
 
 def named_modules(tree: ast.AST, importer: str, modules: Iterable[str]) -> set[str]:
-    """Project modules of another top-level package named by a string constant (``"hear2act.eval.cli"``, ``"a.b:obj"``)."""
+    """Project modules of another top-level package named by a string constant (``"hear2act.eval.cli"``,
+    ``"a.b:obj"``)."""
     known = set(modules)
     top = importer.split(".")[0]
     out = set()
@@ -236,7 +239,8 @@ def test_reader_sees_lazy_relative_and_from_imports() -> None:
     # From a package's __init__, "." is the package itself.
     assert imported_names(ast.parse("from . import a\n"), "p.q", True, mods) == {"p.q.a"}
     # A module named by string, as importlib.import_module is handed it, is seen for the arrows-up check.
-    named = named_modules(ast.parse('T = {"x": "hear2act.agents.rule", "y": "p.x", "z": "agents.rule_x"}\n'), "p.q.a", mods)
+    src = 'T = {"x": "hear2act.agents.rule", "y": "p.x", "z": "agents.rule_x"}\n'
+    named = named_modules(ast.parse(src), "p.q.a", mods)
     assert named == {"hear2act.agents.rule"}
 
 
@@ -252,7 +256,8 @@ def test_the_graph_reads_real_edges() -> None:
     assert len(graph) > 100
     # A top-level import, a function-level one, and a relative one, as they are in the files today.
     assert "hear2act_env.registry" in graph["hear2act.agents.registry"]
-    assert {"hear2act.agents.adapter", "hear2act.agents.llm.policy"} <= graph["hear2act.agents.factory"]  # imported inside make_policy
+    # imported inside make_policy
+    assert {"hear2act.agents.adapter", "hear2act.agents.llm.policy"} <= graph["hear2act.agents.factory"]
     assert "hear2act_env.dialogue.words" in graph["hear2act_env.dialogue.router"]
 
 

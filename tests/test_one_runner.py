@@ -1,7 +1,9 @@
 """One rollout runner: the same agent spec gives the same trajectory through every entry point.
 
-``hear2act rollout`` (a one-cell grid), ``hear2act eval`` (a grid with that cell), :func:`hear2act.eval.rollout.run_condition`
-and GRPO's held-out play (:func:`hear2act.training.episodes.play`) all play :func:`hear2act.eval.engine.run_episodes` with the
+``hear2act rollout`` (a one-cell grid), ``hear2act eval`` (a grid with that cell),
+:func:`hear2act.eval.rollout.run_condition`
+and GRPO's held-out play (:func:`hear2act.training.episodes.play`) all play
+:func:`hear2act.eval.engine.run_episodes` with the
 same episode seeds and rollout ids; PPO's evaluation plays the same loop on the discrete-action env and gives
 what a plain step loop gives. Metrics come from one numerator/denominator table (:mod:`hear2act.eval.metrics`).
 """

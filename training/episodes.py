@@ -87,7 +87,8 @@ class EpisodeReward:
 
     @classmethod
     def from_args(cls, args: Any) -> EpisodeReward:
-        """From :class:`hear2act.training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``, ``process_weights``)."""
+        """From :class:`hear2act.training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``,
+        ``process_weights``)."""
         return cls(float(args.success_weight), float(args.turn_cost), parse_term_weights(args.process_weights),
                    int(args.overthinking_norm))
 

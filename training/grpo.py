@@ -65,7 +65,8 @@ class Hear2ActArgs:
                                                            "(0 = all 320; never a held-out one)"})
     test_domains: int = field(default=8, metadata={"help": "held-out split: whole domains held out"})
     test_per_domain: int = field(default=2, metadata={"help": "held-out split: scenarios held out per other domain"})
-    split_seed: int = field(default=0, metadata={"help": "held-out split seed (hear2act.training.splits; same as PPO's)"})
+    split_seed: int = field(default=0, metadata={"help": "held-out split seed (hear2act.training.splits; "
+                                                         "same as PPO's)"})
     episodes_per_scenario: int = field(default=1, metadata={"help": "behaviour episodes (seeds) per scenario"})
     states_per_episode: int = field(default=6, metadata={"help": "at most this many decision points per episode"})
     states_seed: int = field(default=0, metadata={"help": "first episode seed of the state collection"})
@@ -158,14 +159,18 @@ def _accumulation(argv: list[str], defaults: dict[str, Any]) -> dict[str, Any]:
     return {"gradient_accumulation_steps": known.global_batch // per_step}
 
 
-def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
+def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[Hear2ActArgs, Any]:
+    from hear2act_env.extras import missing_extra
+
+    from .cli import check_access, check_split, quiet_defaults
+
     try:
         import torch
         from transformers import HfArgumentParser
         from trl import GRPOConfig
     except ImportError as exc:
-        raise ImportError(f"GRPO training needs torch, transformers and trl: {_INSTALL}") from exc
-    parser = HfArgumentParser((Hear2ActArgs, GRPOConfig), description=(
+        raise ImportError(missing_extra("GRPO training", "train", exc)) from None
+    parser = HfArgumentParser((Hear2ActArgs, GRPOConfig), prog=prog, description=(
         "GRPO on Hear2Act with CESAR process rewards. --config FILE.yaml reads flags from a YAML file "
         "(command-line flags win); every GRPOConfig / TrainingArguments field below is a flag."))
     defaults: dict[str, Any] = {**CESAR_DEFAULTS, "bf16": torch.cuda.is_available(),
@@ -179,11 +184,13 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
         del argv[i:i + 2]
     defaults.update(_accumulation(argv, defaults))
     parser.set_defaults(**defaults)
-    args, config = parser.parse_args_into_dataclasses(args=argv)
+    with quiet_defaults(argv):
+        args, config = parser.parse_args_into_dataclasses(args=argv)
     if not args.model:
-        raise ValueError("--model is required (a checkpoint directory)")
-    if args.access not in ACCESS:
-        raise ValueError(f"--access must be one of {ACCESS}, got {args.access!r}")
+        raise ValueError("--model is required (a checkpoint directory with config.json)")
+    check_access(args.access, ACCESS)
+    check_access(args.realization, ("prosody", "explicit"), flag="--realization")
+    check_split(args.test_domains, args.test_per_domain, args.split_seed)
     if args.tools:
         args.mode = "tools"
     if args.mode not in MODES:
@@ -192,8 +199,9 @@ def parse(argv: list[str] | None = None) -> tuple[Hear2ActArgs, Any]:
     if args.mode == "episode":
         return args, _episode_config(args, config)
     if args.mode == "state":
-        print("hear2act.training.grpo --mode state: CESAR's per-state reward; its optimum need not solve the task (a policy "
-              "that never recommends maximises it). --mode episode trains on whole episodes.", file=sys.stderr)
+        print("hear2act.training.grpo --mode state: CESAR's per-state reward; its optimum need not solve the task "
+              "(a policy that never recommends maximises it). --mode episode trains on whole episodes.",
+              file=sys.stderr)
     if args.tools and args.access not in TEXT_ACCESS:
         raise ValueError(f"--tools plays text access {' or '.join(TEXT_ACCESS)} (TRL's tool loop carries no audio), "
                          f"got {args.access}")
@@ -416,8 +424,14 @@ def _resume(args: Hear2ActArgs, config: Any) -> Any:
     return True if value in ("true", "True") else value
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    args, config = parse(argv)
+def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, Any]:
+    """``hear2act train grpo`` (and ``python -m hear2act.training.grpo``)."""
+    from .cli import SPEECH_ACCESS, check_model, require_speech
+
+    args, config = parse(argv, prog=prog)
+    check_model(args.model)  # before anything is built or loaded
+    if args.access in SPEECH_ACCESS:  # the states' audio is rendered
+        require_speech(f"--access {args.access}")
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     dataset = build_dataset(args)
@@ -440,4 +454,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    from .cli import module_main
+
+    raise SystemExit(module_main("grpo"))

@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from hear2act.agents.llm.audio_inputs import AUDIO_TOKEN, AudioProcessing, audio_token_id, build_audio_inputs
+from hear2act_env.extras import missing_extra
 
 from .grpo_data import attach_audio
 
-_INSTALL = 'pip install "hear2act[train]"'
 AUDIO_KEYS = ("input_features", "feature_attention_mask")
 
 
@@ -58,7 +58,7 @@ def _trainer_base():
     try:
         from trl import GRPOTrainer
     except ImportError as exc:
-        raise ImportError(f"GRPO training needs trl, transformers and torch: {_INSTALL}") from exc
+        raise ImportError(missing_extra("GRPO training", "train", exc)) from exc
     return GRPOTrainer
 
 
@@ -186,7 +186,7 @@ def load_omni_for_training(path: str, *, dtype: str = "auto", audio_token: str =
         import torch
         from transformers import Qwen2_5OmniThinkerForConditionalGeneration
     except ImportError as exc:
-        raise ImportError(f"GRPO training needs torch and transformers: {_INSTALL}") from exc
+        raise ImportError(missing_extra("GRPO training", "train", exc)) from exc
     from hear2act.agents.llm.audio_inputs import load_audio_processing
 
     torch_dtype = {"auto": torch.bfloat16 if torch.cuda.is_available() else torch.float32,

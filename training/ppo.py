@@ -2,8 +2,8 @@
 
     python -m hear2act.training.ppo --access T+S --total-timesteps 20000 --seed 0 --out runs/ppo-ts-0
 
-Scenarios are split once by :func:`hear2act.training.splits.split_scenarios` (``--split-seed``, the same for every run, so every
-access condition and seed is scored on the same held-out scenarios): whole
+Scenarios are split once by :func:`hear2act.training.splits.split_scenarios` (``--split-seed``, the same
+for every run, so every access condition and seed is scored on the same held-out scenarios): whole
 domains are held out (unseen domains) and, of the remaining domains, a few
 scenarios each (unseen scenarios of seen domains). The policy trains on the
 rest; held-out evaluation plays every held-out scenario with fixed episode
@@ -75,17 +75,37 @@ class Args:
     wandb_project: str = _arg("hear2act-ppo", "W&B project")
 
 
-def parse_args(cls: type = Args, argv: list[str] | None = None) -> Any:
-    """A dataclass -> argparse parser (``--field-name``, help from each field's metadata)."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+def parse_args(cls: type = Args, argv: list[str] | None = None, prog: str | None = None) -> Any:
+    """A dataclass -> argparse parser (``--field-name``, and ``--field_name`` as TRL's parsers accept; help from
+    each field's metadata)."""
+    parser = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").split("\n\n")[0])
     for f in dataclasses.fields(cls):
-        flag = "--" + f.name.replace("_", "-")
+        flags = list(dict.fromkeys(["--" + f.name.replace("_", "-"), "--" + f.name]))
         help_text = f"{f.metadata['help']} (default: {f.default})"
         if isinstance(f.default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=help_text)
+            parser.add_argument(*flags, action=argparse.BooleanOptionalAction, default=f.default, help=help_text)
         else:
-            parser.add_argument(flag, type=type(f.default), default=f.default, help=help_text)
+            parser.add_argument(*flags, type=type(f.default), default=f.default, help=help_text)
     return cls(**vars(parser.parse_args(argv)))
+
+
+def check(args: Args) -> None:
+    """The flag values a run needs, checked before anything is imported or trained (one-line ValueErrors)."""
+    import hear2act_env
+
+    from .cli import check_access, check_split
+
+    check_access(args.access, NAMES)
+    check_access(args.env_id, sorted(hear2act_env.ENV_IDS), flag="--env-id")
+    check_access(args.action_set, ("macro", "full"), flag="--action-set")
+    check_access(args.vec_env, ("dummy", "subproc"), flag="--vec-env")
+    check_split(args.test_domains, args.test_per_domain, args.split_seed)
+    for name in ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    layers = [x.strip() for x in args.net_arch.split(",") if x.strip()]
+    if not layers or not all(x.isdigit() for x in layers):
+        raise ValueError(f"--net-arch must be comma-separated layer sizes like 64,64; got {args.net_arch!r}")
 
 
 def _env_kwargs(args: Args) -> dict[str, Any]:
@@ -178,16 +198,26 @@ def _summary(outcomes: list[dict]) -> dict[str, float]:
 
 
 def _require_sb3() -> Any:
-    try:
-        import stable_baselines3
+    from hear2act_env.extras import missing_extra
+
+    try:  # torch first: without it, the hint is its CPU build (the extra alone would pull a CUDA one)
         import torch
     except ImportError as exc:
-        raise ImportError(f"hear2act.training.ppo needs stable-baselines3 and torch: {TRAIN_INSTALL} ({exc})") from None
+        raise ImportError(missing_extra("PPO training", "train", exc)) from None
+    try:
+        import stable_baselines3
+    except ImportError as exc:
+        raise ImportError(missing_extra("PPO training", "train", exc)) from None
     return stable_baselines3, torch
 
 
 def train(args: Args) -> dict[str, Any]:
     """Train, evaluate on the held-out scenarios, write OUT/{eval.json,policy.zip,args.json}; return eval."""
+    check(args)
+    if args.access in SPEECH_ACCESS:
+        from .cli import require_speech
+
+        require_speech(f"--access {args.access}")
     sb3, torch = _require_sb3()
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
@@ -196,8 +226,6 @@ def train(args: Args) -> dict[str, Any]:
 
     from .wrappers import make_env
 
-    if args.vec_env not in ("dummy", "subproc"):
-        raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {args.vec_env!r}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
@@ -267,8 +295,9 @@ def train(args: Args) -> dict[str, Any]:
     return result
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(Args, argv)
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    """``hear2act train ppo`` (and ``python -m hear2act.training.ppo``)."""
+    args = parse_args(Args, argv, prog=prog)
     result = train(args)
     o = result["overall"]
     print(f"{args.env_id} {args.access} seed {args.seed}: held-out success {o['success']:.3f}, turns {o['turns']:.2f}, "
@@ -277,4 +306,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from .cli import module_main
+
+    raise SystemExit(module_main("ppo"))

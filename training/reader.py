@@ -50,7 +50,8 @@ CATEGORIES = ("request", "assent", "qualified", "direct", "reject", "answer", "r
 # Every category the grammar reads a turn as has a slot in the one-hot (checked at import, not mid-training).
 _UNKNOWN = {category for category, _, _ in TURN_FORMS} - set(CATEGORIES)
 if _UNKNOWN:
-    raise ImportError(f"hear2act.training.reader: grammar turn categories {sorted(_UNKNOWN)} have no slot in CATEGORIES")
+    raise ImportError(f"hear2act.training.reader: grammar turn categories {sorted(_UNKNOWN)} "
+                      "have no slot in CATEGORIES")
 # Words that count against the current option whatever the assistant did (a general question's answer too).
 _AGAINST = frozenset({"reject", "qualified", "direct", "safe", "refuse"})
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")

@@ -109,7 +109,8 @@ def accuracy_reward(completions: Sequence[Any], realization: Sequence[str] | Non
     columns = {"realization": realization, "scenario_id": scenario_id, "seed": seed, "history": history}
     missing = [k for k, v in columns.items() if v is None]
     if missing:
-        raise ValueError(f"accuracy needs the dataset columns {missing} (rows from hear2act.training.grpo_data.training_rows)")
+        raise ValueError(f"accuracy needs the dataset columns {missing} "
+                         "(rows from hear2act.training.grpo_data.training_rows)")
     out = []
     for c, r, sid, s, h in zip(completions, realization, scenario_id, seed, history, strict=True):
         _, answer = split_reasoning(completion_text(c))

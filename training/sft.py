@@ -1,4 +1,5 @@
-"""SFT warm start on the built-in agents' trajectories, in the P6 format: ``python -m hear2act.training.sft --model PATH ...``.
+"""SFT warm start on the built-in agents' trajectories, in the P6 format:
+``python -m hear2act.training.sft --model PATH ...`` (or ``hear2act train sft ...``).
 
 A base model that cannot yet produce ``[ACTION: ...]`` gives GRPO nothing to
 compare (every completion invalid, every reward equal). This script plays the
@@ -76,31 +77,42 @@ def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: 
     return rows
 
 
-def parse(argv: list[str] | None = None) -> tuple[SFTArgs, Any]:
+def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[SFTArgs, Any]:
+    from hear2act_env.extras import missing_extra
+
+    from .cli import check_access, check_split, quiet_defaults
+
     try:
         import torch
         from transformers import HfArgumentParser
         from trl import SFTConfig
     except ImportError as exc:
-        raise ImportError(f"SFT needs torch, transformers and trl: {_INSTALL}") from exc
-    parser = HfArgumentParser((SFTArgs, SFTConfig), description="SFT warm start on built-in agents' trajectories.")
+        raise ImportError(missing_extra("SFT", "train", exc)) from None
+    parser = HfArgumentParser((SFTArgs, SFTConfig), prog=prog,
+                              description="SFT warm start on built-in agents' trajectories.")
     parser.set_defaults(**SFT_DEFAULTS, use_cpu=not torch.cuda.is_available())
-    args, config = parser.parse_args_into_dataclasses(args=list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    with quiet_defaults(argv):
+        args, config = parser.parse_args_into_dataclasses(args=argv)
     if not args.model:
-        raise ValueError("--model is required (a checkpoint directory)")
-    if args.access not in TEXT_ACCESS:
-        raise ValueError(f"--access must be one of {TEXT_ACCESS} (text prompts), got {args.access!r}")
+        raise ValueError("--model is required (a checkpoint directory with config.json)")
+    check_access(args.access, TEXT_ACCESS)  # the prompts are text
+    check_split(args.test_domains, args.test_per_domain, args.split_seed)
     return args, config
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, Any]:
+    """``hear2act train sft`` (and ``python -m hear2act.training.sft``)."""
+    from .cli import check_model
+
+    args, config = parse(argv, prog=prog)  # first: a wrong flag or a missing extra is one line
+    check_model(args.model)
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTTrainer
 
     from .grpo_data import default_episodes
 
-    args, config = parse(argv)
     teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
     episodes = default_episodes(args.n_scenarios, args.episode_seed, per_scenario=args.episodes_per_scenario,
                                 split=SplitSpec(args.test_domains, args.test_per_domain, args.split_seed))
@@ -125,4 +137,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    from .cli import module_main
+
+    raise SystemExit(module_main("sft"))

