@@ -30,7 +30,11 @@ _CLI_TABLE = (  # hear2act_env/cli.py's COMMANDS names each subcommand's module 
     "hear2act.eval.play", "hear2act.eval.render",
     "hear2act.eval.report.cli", "hear2act.eval.runner",
 )
-ALLOWED_UP: list[tuple[str, str]] = [("hear2act_env.cli", m) for m in _CLI_TABLE]
+ALLOWED_UP: list[tuple[str, str]] = [("hear2act_env.cli", m) for m in (*_CLI_TABLE, "hear2act.training.cli")] + [
+    # gymnasium.register's entry point for the SB3 ids (Hear2Act-*-Macro-v1 / -Full-v1) names the discrete
+    # wrappers' factory as a string: gym.make imports it on use; importing hear2act_env imports nothing above.
+    ("hear2act_env", "hear2act.training.wrappers"),
+]
 
 # Circles allowed for now, by their sorted members, each with its reason; the target is an empty list.
 ALLOWED_CYCLES: list[tuple[str, ...]] = []
@@ -47,6 +51,8 @@ def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
+    if parts[0] != GROUND:  # agents/, eval/, training/ install as hear2act.agents, ... (pyproject package-dir)
+        parts.insert(0, "hear2act")
     return ".".join(parts)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hear2act.training.ppo import Args, parse_args
+from hear2act_env.access import NAMES
 from hear2act_env.cli import main
 from hear2act_env.extras import TORCH_CPU_INSTALL
 
@@ -71,7 +72,7 @@ def test_one_flag_style_both_spellings() -> None:
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
-    (["--access", "X"], "--access must be one of T, T+S, T+S_hat, A+T, A, T+affect; got 'X'"),
+    (["--access", "X"], f"--access must be one of {', '.join(NAMES)}; got 'X'"),
     (["--env-id", "Hear2Act-Prosody-v0"], "--env-id must be one of"),
     (["--action-set", "tiny"], "--action-set must be one of macro, full; got 'tiny'"),
     (["--test-domains", "99"], "--test-domains must be in 0..47"),
@@ -97,8 +98,8 @@ def test_python_m_gives_the_same_one_line_error() -> None:
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
-    assert run.stderr.strip().splitlines() == ["hear2act: error: --access must be one of T, T+S, T+S_hat, A+T, A, "
-                                               "T+affect; got 'X'"]
+    assert run.stderr.strip().splitlines() == [f"hear2act: error: --access must be one of {', '.join(NAMES)}; "
+                                               "got 'X'"]
 
 
 @needs_trl

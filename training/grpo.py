@@ -162,7 +162,7 @@ def _accumulation(argv: list[str], defaults: dict[str, Any]) -> dict[str, Any]:
 def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[Hear2ActArgs, Any]:
     from hear2act_env.extras import missing_extra
 
-    from .cli import check_access, check_split, quiet_defaults
+    from .checks import check_access, check_split, quiet_defaults
 
     try:
         import torch
@@ -426,7 +426,7 @@ def _resume(args: Hear2ActArgs, config: Any) -> Any:
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, Any]:
     """``hear2act train grpo`` (and ``python -m hear2act.training.grpo``)."""
-    from .cli import SPEECH_ACCESS, check_model, require_speech
+    from .checks import SPEECH_ACCESS, check_model, require_speech
 
     args, config = parse(argv, prog=prog)
     check_model(args.model)  # before anything is built or loaded
@@ -453,7 +453,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     return summary
 
 
-if __name__ == "__main__":
-    from .cli import module_main
+if __name__ == "__main__":  # the same as `hear2act train grpo ...`
+    from hear2act_env.cli import main as cli_main
 
-    raise SystemExit(module_main("grpo"))
+    raise SystemExit(cli_main(["train", "grpo", *sys.argv[1:]]))

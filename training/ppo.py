@@ -93,7 +93,7 @@ def check(args: Args) -> None:
     """The flag values a run needs, checked before anything is imported or trained (one-line ValueErrors)."""
     import hear2act_env
 
-    from .cli import check_access, check_split
+    from .checks import check_access, check_split
 
     check_access(args.access, NAMES)
     check_access(args.env_id, sorted(hear2act_env.ENV_IDS), flag="--env-id")
@@ -215,7 +215,7 @@ def train(args: Args) -> dict[str, Any]:
     """Train, evaluate on the held-out scenarios, write OUT/{eval.json,policy.zip,args.json}; return eval."""
     check(args)
     if args.access in SPEECH_ACCESS:
-        from .cli import require_speech
+        from .checks import require_speech
 
         require_speech(f"--access {args.access}")
     sb3, torch = _require_sb3()
@@ -305,7 +305,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
           f"{Path(args.out) / 'eval.json'}")
 
 
-if __name__ == "__main__":
-    from .cli import module_main
+if __name__ == "__main__":  # the same as `hear2act train ppo ...`
+    import sys
 
-    raise SystemExit(module_main("ppo"))
+    from hear2act_env.cli import main as cli_main
+
+    raise SystemExit(cli_main(["train", "ppo", *sys.argv[1:]]))

@@ -80,7 +80,7 @@ def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: 
 def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[SFTArgs, Any]:
     from hear2act_env.extras import missing_extra
 
-    from .cli import check_access, check_split, quiet_defaults
+    from .checks import check_access, check_split, quiet_defaults
 
     try:
         import torch
@@ -103,7 +103,7 @@ def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[SFTAr
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, Any]:
     """``hear2act train sft`` (and ``python -m hear2act.training.sft``)."""
-    from .cli import check_model
+    from .checks import check_model
 
     args, config = parse(argv, prog=prog)  # first: a wrong flag or a missing extra is one line
     check_model(args.model)
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     return summary
 
 
-if __name__ == "__main__":
-    from .cli import module_main
+if __name__ == "__main__":  # the same as `hear2act train sft ...`
+    from hear2act_env.cli import main as cli_main
 
-    raise SystemExit(module_main("sft"))
+    raise SystemExit(cli_main(["train", "sft", *sys.argv[1:]]))
