@@ -105,7 +105,7 @@ def test_python_m_gives_the_same_one_line_error() -> None:
 @needs_trl
 @pytest.mark.parametrize(("argv", "expected"), [
     ([], "--model is required"),
-    (["--model", "{ck}", "--access", "X"], "--access must be one of A+T, A, T, T+S, T+S_hat; got 'X'"),
+    (["--model", "{ck}", "--access", "X"], f"--access must be one of {', '.join(NAMES)}; got 'X'"),
     (["--model", "{ck}", "--test-domains", "48"], "--test-domains must be in 0..47"),
     (["--model", "{ck}", "--split_seed", "-3"], "--split-seed must be >= 0"),
     (["--model", "{tmp}/no-such-model"], "not a checkpoint directory (no config.json there)"),
