@@ -1,7 +1,7 @@
 """The ``hear2act`` command line: one entry point, subcommands from a registry.
 
 Each subcommand module exposes ``register(subparsers)``, which adds its parser
-and sets ``func``; adding a command is one line in :data:`COMMANDS`.
+and sets ``func``; a command is one entry point of the group ``hear2act.commands`` (see :func:`commands`).
 
 A user's mistake (a bad flag value, an unknown scenario or renderer, a
 missing file) ends with one line ``hear2act: error: ...`` and exit status 2,
@@ -18,21 +18,24 @@ import os
 import sys
 from collections.abc import Sequence
 
-# name -> module providing register(subparsers). Imported lazily so that
-# `hear2act scenarios ...` never pays for the env or agents.
-COMMANDS: dict[str, str] = {
-    "scenarios": "hear2act_env.scenarios.cli",
-    "rollout": "hear2act.eval.cli",
-    "demo": "hear2act.eval.cli",
-    "play": "hear2act.eval.play",
-    "perception": "hear2act.eval.perception",
-    "render": "hear2act.eval.render",
-    "listen": "hear2act.eval.listening.cli",
-    "eval": "hear2act.eval.runner",
-    "report": "hear2act.eval.report.cli",
-    "models": "hear2act.agents.llm.prepare",
-    "train": "hear2act.training.cli",
-}
+# name -> module providing register(subparsers), imported lazily so that `hear2act scenarios ...` never pays
+# for the env or agents. The core's own command is listed here; the kit's (rollout, eval, report, train, ...)
+# and any plugin's are entry points of the group "hear2act.commands" (pyproject.toml), so this ground-floor
+# module names no package above it.
+CORE_COMMANDS: dict[str, str] = {"scenarios": "hear2act_env.scenarios.cli"}
+COMMAND_GROUP = "hear2act.commands"
+
+
+def commands() -> dict[str, str]:
+    """Every subcommand: the core's, then the installed ``hear2act.commands`` entry points (name -> module)."""
+    from importlib.metadata import entry_points
+
+    table = dict(CORE_COMMANDS)
+    for ep in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
+        table.setdefault(ep.name, ep.value.split(":", 1)[0])
+    return table
+
+
 # Exceptions that mean "the input (or the installation) was wrong", reported as one line (exit 2);
 # ImportError covers a missing extra, whose message names the pip install.
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, LookupError, OSError, ImportError)
@@ -70,7 +73,7 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
 
 
-def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentParser:
+def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from . import __version__
 
     parser = argparse.ArgumentParser(
@@ -79,7 +82,8 @@ def build_parser(commands: Sequence[str] | None = None) -> argparse.ArgumentPars
     )
     parser.add_argument("--version", action="version", version=f"hear2act {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    modules = dict.fromkeys(COMMANDS[name] for name in (commands or COMMANDS))
+    table = commands()
+    modules = dict.fromkeys(table[name] for name in (names or table))
     for module in modules:
         importlib.import_module(module).register(sub)
     return parser
@@ -89,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
     try:
-        parser = build_parser([first] if first in COMMANDS else None)
+        parser = build_parser([first] if first in commands() else None)
         args = parser.parse_args(args_list)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
