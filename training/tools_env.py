@@ -33,44 +33,17 @@ SYSTEM = (
 )
 
 
-class Hear2ActToolEnv:
-    """One Hear2Act episode behind four tools. TRL makes one instance per concurrent rollout and reuses it."""
+class Hear2ActTools:
+    """The four tools TRL exposes to the model (every public method is a tool) and the episode's reward.
 
-    def __init__(self) -> None:
-        self._envs: dict[tuple[str, str], Any] = {}
-        self.env: Any = None
-        self.outcome: dict[str, Any] | None = None
-        self.done = False
+    A subclass supplies ``_act(action_text) -> reply`` and sets ``self.outcome`` when the episode ends:
+    :class:`Hear2ActToolEnv` plays a local env, the OpenEnv ``RemoteToolEnv`` a server's.
+    """
 
-    def reset(self, scenario_id: str, seed: int, realization: str = "prosody", access: str = "T",
-              history: Sequence[str] | None = None, **_: Any) -> str:
-        """Start (or replay into) an episode; returns what the assistant sees: options, transcript, state tag."""
-        if access not in TEXT_ACCESS:
-            raise ValueError(f"Hear2ActToolEnv serves text access {TEXT_ACCESS}, got {access!r}")
-        key = (realization, access)
-        if key not in self._envs:
-            self._envs[key] = make_env(realization, access)
-        self.env, obs = replay(DialogueState(realization, scenario_id, int(seed), tuple(history or ())),
-                               self._envs[key])
-        self.outcome, self.done = None, False
-        parts = [f"OPTIONS:\n{obs['options']}", f"DIALOGUE SO FAR:\n{obs['transcript']}"]
-        if obs.get("state"):
-            parts.append(obs["state"])
-        return "\n\n".join(parts)
+    outcome: dict[str, Any] | None = None
 
     def _act(self, action: str) -> str:
-        if self.env is None:
-            raise RuntimeError("call reset() before using a tool")
-        if self.done:
-            return "The conversation is over."
-        obs, _, terminated, truncated, info = self.env.step(action)
-        reply = obs["transcript"].splitlines()[-1]
-        if terminated or truncated:
-            self.done, self.outcome = True, info["outcome"]
-            reply += " (The conversation is over.)"
-        if obs.get("state"):
-            reply += f"\n{obs['state']}"
-        return reply
+        raise NotImplementedError
 
     def ask(self, question: str) -> str:
         """Ask the user a question about what they need.
@@ -119,7 +92,47 @@ class Hear2ActToolEnv:
 
     def get_reward(self) -> float:
         """1.0 if the episode ended on the gold option, else 0.0 (also when the model never confirmed)."""
-        return 1.0 if self.outcome is not None and self.outcome["success"] else 0.0
+        return 1.0 if self.outcome is not None and self.outcome.get("success") else 0.0
+
+class Hear2ActToolEnv(Hear2ActTools):
+    """One Hear2Act episode behind four tools. TRL makes one instance per concurrent rollout and reuses it."""
+
+    def __init__(self) -> None:
+        self._envs: dict[tuple[str, str], Any] = {}
+        self.env: Any = None
+        self.outcome: dict[str, Any] | None = None
+        self.done = False
+
+    def reset(self, scenario_id: str, seed: int, realization: str = "prosody", access: str = "T",
+              history: Sequence[str] | None = None, **_: Any) -> str:
+        """Start (or replay into) an episode; returns what the assistant sees: options, transcript, state tag."""
+        if access not in TEXT_ACCESS:
+            raise ValueError(f"Hear2ActToolEnv serves text access {TEXT_ACCESS}, got {access!r}")
+        key = (realization, access)
+        if key not in self._envs:
+            self._envs[key] = make_env(realization, access)
+        self.env, obs = replay(DialogueState(realization, scenario_id, int(seed), tuple(history or ())),
+                               self._envs[key])
+        self.outcome, self.done = None, False
+        parts = [f"OPTIONS:\n{obs['options']}", f"DIALOGUE SO FAR:\n{obs['transcript']}"]
+        if obs.get("state"):
+            parts.append(obs["state"])
+        return "\n\n".join(parts)
+
+    def _act(self, action: str) -> str:
+        if self.env is None:
+            raise RuntimeError("call reset() before using a tool")
+        if self.done:
+            return "The conversation is over."
+        obs, _, terminated, truncated, info = self.env.step(action)
+        reply = obs["transcript"].splitlines()[-1]
+        if terminated or truncated:
+            self.done, self.outcome = True, info["outcome"]
+            reply += " (The conversation is over.)"
+        if obs.get("state"):
+            reply += f"\n{obs['state']}"
+        return reply
+
 
 
 def tool_rows(states: Sequence[DialogueState], access: str = "T") -> list[dict[str, Any]]:

@@ -54,7 +54,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError('the OpenEnv integration needs openenv-core: pip install "hear2act[openenv]"') from exc
 
-from ..dialogue.actions import format_action
+from hear2act.training.tools_env import Hear2ActTools
+
 from .episode import TEXT_ACCESS, check_access, decision_messages, env_id, make_env
 
 HIDDEN_INFO = frozenset({"state", "delivery"})  # ground truth for evaluation: never sent to the client
@@ -172,7 +173,7 @@ class Hear2ActClient(EnvClient[Hear2ActAction, Hear2ActObservation, Hear2ActStat
         return Hear2ActState(**payload)
 
 
-class RemoteToolEnv:
+class RemoteToolEnv(Hear2ActTools):
     """:class:`hear2act.training.tools_env.Hear2ActToolEnv` over an OpenEnv server: TRL's ``environment_factory``.
 
     The same four tools, the same texts and the same reward as the local tool
@@ -234,55 +235,6 @@ class RemoteToolEnv:
         if obs.state:
             reply += f"\n{obs.state}"
         return reply
-
-    def ask(self, question: str) -> str:
-        """Ask the user a question about what they need.
-
-        Args:
-            question: The question to ask the user.
-
-        Returns:
-            The user's reply.
-        """
-        return self._act(format_action("ask", question))
-
-    def clarify(self, request: str) -> str:
-        """Ask the user to say more about what they need.
-
-        Args:
-            request: What to ask the user to clarify.
-
-        Returns:
-            The user's reply.
-        """
-        return self._act(format_action("clarify", request))
-
-    def recommend(self, option: int, message: str) -> str:
-        """Recommend one of the numbered options to the user.
-
-        Args:
-            option: The number of the option to recommend.
-            message: What to say to the user about it.
-
-        Returns:
-            The user's reaction.
-        """
-        return self._act(format_action("recommend", message, int(option)))
-
-    def confirm(self, message: str) -> str:
-        """Confirm the current recommendation and close the conversation.
-
-        Args:
-            message: What to say to the user.
-
-        Returns:
-            The user's reply.
-        """
-        return self._act(format_action("confirm", message))
-
-    def get_reward(self) -> float:
-        """1.0 if the episode ended on the gold option, else 0.0 (also when the model never confirmed)."""
-        return 1.0 if self.outcome is not None and self.outcome.get("success") else 0.0
 
     def _close(self) -> None:
         """Close the connection (private: TRL exposes every public method as a tool)."""
