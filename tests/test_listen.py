@@ -350,7 +350,7 @@ class Chromium:
         self._id = 0
         self.session: str | None = None
 
-    def send(self, method: str, params: dict[str, Any] | None = None, timeout: float = 10.0,
+    def send(self, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0,
              browser: bool = False) -> dict[str, Any]:
         self._id += 1
         msg: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
@@ -385,7 +385,7 @@ class Chromium:
             raise RuntimeError(f"JS error in {expression!r}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    def wait_for(self, expression: str, timeout: float = 10.0) -> Any:
+    def wait_for(self, expression: str, timeout: float = 30.0) -> Any:
         deadline = time.monotonic() + timeout
         while True:
             try:
