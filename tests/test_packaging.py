@@ -87,15 +87,20 @@ def test_pyproject_license_is_spdx() -> None:
 
 
 # -- the wheel ----------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = tmp_path_factory.mktemp("src")
+def _copy_sources(src: Path) -> None:
+    """The files a build reads (SOURCES), copied into ``src``."""
     for name in SOURCES:
         path = ROOT / name
         if path.is_dir():
             shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             shutil.copy2(path, src / name)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    _copy_sources(src)
     out = tmp_path_factory.mktemp("wheel")
     # No build isolation: the venv's setuptools builds it (no download).
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
@@ -163,12 +168,7 @@ print(json.dumps({"sdk": SDKAgent.SDK, "ours": Agent.__module__, "files": files,
 def test_editable_install_maps_the_namespace(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     """``pip install -e .``: setuptools' editable wheel maps hear2act.agents/.eval/.training onto the folders."""
     src = tmp_path_factory.mktemp("editable-src")
-    for name in SOURCES:
-        path = ROOT / name
-        if path.is_dir():
-            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(path, src / name)
+    _copy_sources(src)
     out = tmp_path / "wheel"
     out.mkdir()
     backend = f"from setuptools import build_meta; build_meta.build_editable({str(out)!r})"
