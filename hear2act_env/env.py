@@ -285,6 +285,10 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``i`` on scenario ``ids[i]``.
 
     ## Version History
+    - v1, revised (the stop after its release; same id, so results made before differ: a bump to v2
+      is due): the bank's requests no longer give a hidden need's premise (155 rewritten, a validator
+      rule), categorical option values are dealt blind (the options' categorical structure ranks the
+      gold less), four value texts softened. The demo table was regenerated.
     - v1: results changed, so the version moved (``-v0`` now raises Gymnasium's
       ``DeprecatedEnv`` naming ``-v1``). The bank was regenerated: the options
       text no longer ranks the gold (the gold takes an arbitrary candidate's
