@@ -77,3 +77,12 @@ def quiet_defaults(argv: Sequence[str]) -> Iterator[None]:
             if name not in given:
                 warnings.filterwarnings("ignore", message=f".*`{name}` is deprecated", category=FutureWarning)
         yield
+
+
+def module_main(trainer: str) -> int:
+    """``python -m hear2act.training.TRAINER ...``: the same as ``hear2act train TRAINER ...``."""
+    import sys
+
+    from hear2act_env.cli import main
+
+    return main(["train", trainer, *sys.argv[1:]])

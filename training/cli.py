@@ -12,14 +12,13 @@ non-checkpoint ``--model``) or a missing extra (speech for audio access; stable-
 CPU build comes from PyTorch's CPU index, see :mod:`hear2act_env.extras`) ends with one line
 ``hear2act: error: ...`` naming the flag or the exact ``pip install``, exit status 2, and no traceback.
 
-The checks shared by the trainers live here (:func:`check_access`, :func:`check_split`, :func:`check_model`,
-:func:`require_speech`).
+The checks shared by the trainers live in :mod:`hear2act.training.checks` (the trainers import them; this
+module imports the trainers).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 TRAINERS = {
@@ -27,6 +26,8 @@ TRAINERS = {
     "grpo": "GRPO with TRL: whole episodes or CESAR's per-state rewards (the train extra)",
     "sft": "SFT warm start on the built-in agents' trajectories (the train extra)",
 }
+
+
 def run(trainer: str, argv: Sequence[str]) -> int:
     """Run ``trainer`` with its own flags (``argv``); exceptions propagate to the CLI's one-line handler."""
     prog = f"hear2act train {trainer}"
@@ -47,24 +48,6 @@ def run(trainer: str, argv: Sequence[str]) -> int:
     return 0
 
 
-def module_main(trainer: str) -> int:
-    """``python -m hear2act.training.TRAINER ...``: the same as ``hear2act train TRAINER ...``."""
-    from hear2act_env.cli import main
-
-    return main(["train", trainer, *sys.argv[1:]])
-
-
-# The trainers' argument checks live in .checks (the trainers import them; this module imports the trainers).
-from .checks import (  # noqa: E402
-    SPEECH_ACCESS,
-    check_access,
-    check_model,
-    check_split,
-    quiet_defaults,
-    require_speech,
-)
-
-
 def _run(args: argparse.Namespace) -> int:
     return run(args.trainer, args.argv)
 
@@ -81,5 +64,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
-__all__ = ["SPEECH_ACCESS", "TRAINERS", "check_access", "check_model", "check_split", "module_main", "quiet_defaults",
-           "register", "require_speech", "run"]
+__all__ = ["TRAINERS", "register", "run"]

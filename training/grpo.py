@@ -454,6 +454,6 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
 
 
 if __name__ == "__main__":  # the same as `hear2act train grpo ...`
-    from hear2act_env.cli import main as cli_main
+    from .checks import module_main
 
-    raise SystemExit(cli_main(["train", "grpo", *sys.argv[1:]]))
+    raise SystemExit(module_main("grpo"))

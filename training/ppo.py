@@ -306,8 +306,6 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
 
 
 if __name__ == "__main__":  # the same as `hear2act train ppo ...`
-    import sys
+    from .checks import module_main
 
-    from hear2act_env.cli import main as cli_main
-
-    raise SystemExit(cli_main(["train", "ppo", *sys.argv[1:]]))
+    raise SystemExit(module_main("ppo"))
