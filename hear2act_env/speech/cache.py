@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import struct
 import tempfile
 import warnings
@@ -47,6 +48,21 @@ def cache_root() -> Path:
     """
     env = os.environ.get("HEAR2ACT_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "hear2act"
+
+
+def partial_dir(target: Path) -> Path:
+    """This process's scratch folder for building ``target`` (renamed into place by :func:`publish_dir`)."""
+    return target.with_name(f"{target.name}.partial-{os.getpid()}")
+
+
+def publish_dir(partial: Path, target: Path) -> Path:
+    """Move a finished ``partial`` folder to ``target`` in one rename; if another process published it first,
+    keep that copy and drop ours. Returns ``target``."""
+    try:
+        partial.rename(target)
+    except OSError:  # another process finished first: keep its copy
+        shutil.rmtree(partial, ignore_errors=True)
+    return target
 
 
 def default_cache_dir() -> Path:
