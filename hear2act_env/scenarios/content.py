@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -423,5 +423,10 @@ def domain_topic(domain: str, directory: str | Path = DOMAINS_DIR) -> frozenset[
     if path.is_file():
         raw = json.loads(path.read_text(encoding="utf-8"))
         requests = [p.get("request", "") for p in raw.get("personas", []) if isinstance(p, Mapping)]
+    return topic_words(domain, requests)
+
+
+def topic_words(domain: str, requests: Sequence[str]) -> frozenset[str]:
+    """The stems of ``domain``'s name and those in two or more of ``requests``."""
     counts = Counter(s for r in requests for s in content_stems(r))
     return content_stems(domain) | frozenset(s for s, k in counts.items() if k >= 2)

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from .content import DOMAIN_FAMILY, domain_topic, slugify
+from .content import DOMAIN_FAMILY, domain_topic, slugify, topic_words
 from .errors import ScenarioError
 from .fields import is_number, parse_json
 from .model import KINDS, LEVELS, OPS, Scenario
@@ -219,11 +219,7 @@ def premise_topic(s: Scenario, requests: Sequence[str] | None = None) -> frozens
     built-in content file's, or ``requests`` (a user bank's requests of that domain). Every word the
     options text prints (attribute labels and values, names) is visible anyway, so it is not a premise.
     """
-    if requests is None:
-        topic = set(domain_topic(s.domain))
-    else:
-        counts = Counter(w for r in requests for w in content_stems(r))
-        topic = set(content_stems(s.domain)) | {w for w, k in counts.items() if k >= 2}
+    topic = set(domain_topic(s.domain) if requests is None else topic_words(s.domain, requests))
     for a in s.visible_attributes:
         topic |= content_stems(" ".join((a.label, *a.keywords)))
     for o in s.options:
@@ -377,7 +373,6 @@ def paper_bank_problems(scenarios: list[Scenario]) -> list[ScenarioError]:
 
     User banks (``docs/new-domain.md``) pass :func:`problems` and :func:`bank_problems` but not this.
     """
-    from collections import Counter
 
     from .content import PERSONAS_PER_DOMAIN
 
