@@ -2,6 +2,8 @@
 
 Each raises a ValueError (or ImportError for a missing extra) whose one line names the flag and the value;
 the CLI prints it without a traceback and exits 2. Checked before anything is built or loaded.
+:func:`module_main` is what ``python -m hear2act.training.X`` runs (here, below the trainers, so that the
+trainers' ``__main__`` blocks do not import :mod:`hear2act.training.cli`, which imports them).
 """
 
 from __future__ import annotations
