@@ -56,6 +56,9 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--k", type=int, default=8, help="episodes per group (num_generations)")
     p.add_argument("--groups", type=int, default=2, help="groups (episode starts) per GRPO step")
     p.add_argument("--turn-cost", type=float, default=0.01, help="episode reward: cost per assistant turn")
+    p.add_argument("--failure-cost", default="horizon", help="episode reward: turns a failed episode is charged: "
+                   "horizon (all 20: closing early on a failure saves nothing) or turns (the env's own return)")
+    p.add_argument("--reuse-sft", action="store_true", help="keep OUT/sft if it is there (diagnostic runs)")
     p.add_argument("--scale-rewards", default="none", help="GRPOConfig.scale_rewards: none (advantage = reward - "
                    "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
     p.add_argument("--turn-sampling", default="last", help="uniform or last (hear2act.training.episode_rollout)")
@@ -103,13 +106,13 @@ def _tokenizer_corpus(teacher: str, n: int = 40) -> list[str]:
     return [m["content"] for r in rows[:200] for m in r["prompt"]] + [r["completion"][0]["content"] for r in rows]
 
 
-def _reference(name: str, ids: list[str], seed: int, turn_cost: float) -> dict[str, float]:
+def _reference(name: str, ids: list[str], seed: int, turn_cost: float, failure_cost: str) -> dict[str, float]:
     from hear2act.training.episodes import AgentPolicy, EpisodeReward, make_reference, play, summarize
     from hear2act_env import load_scenarios
 
     bank = load_scenarios()
     return summarize(play(AgentPolicy(lambda: make_reference(name, bank), reasoning=False), ids, access="T+S",
-                          seed=seed, config=EpisodeReward(turn_cost=turn_cost)))
+                          seed=seed, config=EpisodeReward(turn_cost=turn_cost, failure_cost=failure_cost)))
 
 
 def _plot(history: list[dict], path: Path, title: str, ceiling: dict[str, float]) -> None:
@@ -147,19 +150,24 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     held = eval_ids(bundled_split())[::args.eval_stride]
-    refs = {name: _reference(name, held, 10_000, args.turn_cost) for name in (args.teacher, "explore-tag", "stall")}
+    refs = {name: _reference(name, held, 10_000, args.turn_cost, args.failure_cost)
+            for name in (args.teacher, "explore-tag", "stall", "confirm")}
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    base = args.model or str(build_tiny_causal_lm(out / "base", seed=args.seed, hidden_size=args.hidden,
-                                                  num_layers=args.layers,
-                                                  extra_corpus=_tokenizer_corpus(args.teacher),
-                                                  added_tokens=ACTION_TOKENS))
-    summary_sft = sft.main(["--model", base, "--output_dir", str(out / "sft"), "--access", "T+S",
-                            "--teachers", args.teacher, "--n_scenarios", str(args.sft_scenarios),
-                            "--max_steps", str(args.sft_steps), "--learning_rate", str(args.sft_lr),
-                            "--per_device_train_batch_size", str(args.sft_batch), "--seed", str(args.seed),
-                            "--logging_steps", "10", "--lr_scheduler_type", "constant_with_warmup",
-                            "--warmup_steps", "3", "--gradient_checkpointing", "false"])
+    reuse = args.reuse_sft and (out / "sft" / "config.json").is_file()
+    if reuse:
+        summary_sft: dict = {"reused": str(out / "sft")}
+    else:
+        base = args.model or str(build_tiny_causal_lm(out / "base", seed=args.seed, hidden_size=args.hidden,
+                                                      num_layers=args.layers,
+                                                      extra_corpus=_tokenizer_corpus(args.teacher),
+                                                      added_tokens=ACTION_TOKENS))
+        summary_sft = sft.main(["--model", base, "--output_dir", str(out / "sft"), "--access", "T+S",
+                                "--teachers", args.teacher, "--n_scenarios", str(args.sft_scenarios),
+                                "--max_steps", str(args.sft_steps), "--learning_rate", str(args.sft_lr),
+                                "--per_device_train_batch_size", str(args.sft_batch), "--seed", str(args.seed),
+                                "--logging_steps", "10", "--lr_scheduler_type", "constant_with_warmup",
+                                "--warmup_steps", "3", "--gradient_checkpointing", "false"])
     timings["sft_s"] = time.perf_counter() - t
     t = time.perf_counter()
     batch = args.k * args.groups
@@ -172,7 +180,7 @@ def main(argv: list[str] | None = None) -> dict:
                  "--eval_stride", str(args.eval_stride), "--eval_temperature", str(args.eval_temperature),
                  "--logging_steps", "1", "--save_strategy", "no", "--gradient_checkpointing", "false",
                  "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling,
-                 "--scale_rewards", args.scale_rewards]
+                 "--scale_rewards", args.scale_rewards, "--failure_cost", args.failure_cost]
     summary_grpo = grpo.main(grpo_argv)
     timings["grpo_s"] = time.perf_counter() - t
     timings["total_s"] = time.perf_counter() - start
@@ -193,6 +201,8 @@ def main(argv: list[str] | None = None) -> dict:
               f"reward {ref['reward']:+.3f}")
     print(f"held-out ({len(held)} episodes, seeds 10000+i, T={args.eval_temperature:g}): success "
           f"{before['success']:.3f} -> {after['success']:.3f} ({result['delta_success_points']:+.1f} points); "
+          f"P(confirm|resolved) {before['confirm_if_resolved']:.2f} -> {after['confirm_if_resolved']:.2f}, "
+          f"P(confirm|unresolved) {before['confirm_if_unresolved']:.2f} -> {after['confirm_if_unresolved']:.2f}; "
           f"premature closure {before['premature_closure']:.3f} -> {after['premature_closure']:.3f}; mean reward "
           f"{before['reward']:+.3f} -> {after['reward']:+.3f}; invalid actions {before['invalid_rate']:.3f} -> "
           f"{after['invalid_rate']:.3f}")

@@ -110,3 +110,40 @@ def test_explain_states_the_action_it_takes():
     for action in ("[ACTION: CONFIRM] Done.", "[ACTION: RECOMMEND] [OPTION: 2] B?", "[ACTION: ASK] Why?"):
         text = f"<think>{explain(obs, action)}</think><answer>{action}</answer>"
         assert consistency_reward([text]) == [1.0], text
+
+
+def test_failure_cost_horizon_charges_every_failure_alike():
+    """A failure that closes at once and one that stalls to the turn limit get the same outcome under
+    ``failure_cost="horizon"``; under the env's own return (``"turns"``) closing early is cheaper."""
+    ids = train_ids(bundled_split(), 8)
+    outcome = {}
+    for failure in ("horizon", "turns"):
+        reward = EpisodeReward(turn_cost=0.05, process={}, failure_cost=failure)
+        for agent in ("confirm", "stall"):
+            rows = play(AgentPolicy(lambda a=agent: make_reference(a), reasoning=False), ids, config=reward)
+            assert not any(r["success"] for r in rows)
+            outcome[failure, agent] = [r["outcome"] for r in rows]
+    assert outcome["horizon", "confirm"] == outcome["horizon", "stall"] == [-0.05 * 20] * len(ids)
+    assert all(c >= s for c, s in zip(outcome["turns", "confirm"], outcome["turns", "stall"], strict=True))
+    assert sum(outcome["turns", "confirm"]) > sum(outcome["turns", "stall"])
+    with pytest.raises(ValueError, match="failure_cost"):
+        EpisodeReward(failure_cost="never")
+
+
+def test_successes_keep_the_turn_cost_under_either_failure_cost():
+    ids = train_ids(bundled_split(), 6)
+    for failure in ("horizon", "turns"):
+        rows = play(AgentPolicy(lambda: make_reference("state-rule"), reasoning=False), ids,
+                    config=EpisodeReward(turn_cost=0.05, process={}, failure_cost=failure))
+        assert all(r["success"] == 1.0 for r in rows)
+        assert [r["outcome"] for r in rows] == [pytest.approx(1.0 - 0.05 * r["turns"]) for r in rows]
+
+
+def test_tag_decisions_separate_the_tag_reader_from_the_words_only_explorer():
+    ids = train_ids(bundled_split(), 24)
+    rates = {name: summarize(play(AgentPolicy(lambda n=name: make_reference(n), reasoning=False), ids,
+                                  config=EpisodeReward())) for name in ("explore-tag", "explore:0.5")}
+    assert rates["explore-tag"]["confirm_if_resolved"] == 1.0
+    assert rates["explore-tag"]["confirm_if_unresolved"] == 0.0
+    words = rates["explore:0.5"]
+    assert 0.0 < words["confirm_if_unresolved"] and words["confirm_if_resolved"] < 1.0

@@ -60,6 +60,10 @@ def test_shipped_config_reward_ranks_solving_above_stalling_or_says_it_does_not(
         means = {a: summarize(_play(a, ids, reward, args.reasoning))["reward"] for a in SOLVERS + NON_SOLVERS}
         for agent in NON_SOLVERS:
             assert means[agent] < min(means[a] for a in SOLVERS), (config.name, agent, means)
+        # what GRPO is asked to learn from the words-only warm start: reading the tag must pay
+        tag = {a: summarize(_play(a, ids, reward, args.reasoning))["reward"] for a in ("explore-tag", "explore:0.5")}
+        for agent in ("explore:0.5", "confirm", "stall"):
+            assert {**means, **tag}[agent] < tag["explore-tag"], (config.name, agent, tag, means)
         return
     assert args.mode == "state", (config.name, args.mode)
     # the per-state accuracy (CESAR's weight-5 term) of each decision along the policy's own episodes

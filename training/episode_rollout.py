@@ -50,6 +50,9 @@ from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
 ENV_IDS = {"prosody": "Hear2Act-Prosody-v1", "explicit": "Hear2Act-Explicit-v1"}
 # Logged next to the episode reward (weight 0): TRL streams each as rewards/<name>/mean at every logging step.
 LOGGED = ("success", "outcome", "turns", *(f"process/{t}" for t in PROCESS_TERMS))
+# Also logged (weight 0, None -> NaN where an episode has no such turn): the episode's P(CONFIRM | tag) after a
+# recommendation (hear2act.training.episodes.tag_decisions) -- does the policy read the tag yet?
+DECISIONS = ("confirm_if_resolved", "confirm_if_unresolved")
 
 
 def _seed(*parts: Any) -> int:
@@ -135,8 +138,8 @@ def episode_reward(completions: Sequence[Any], episode_reward: Sequence[float] |
 
 
 def _logged(name: str):
-    def func(completions: Sequence[Any], **kwargs: Any) -> list[float]:
-        return [float(v) for v in kwargs[name.replace("/", "_")]]
+    def func(completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
+        return [None if v is None else float(v) for v in kwargs[name.replace("/", "_")]]
 
     func.__name__ = func.__qualname__ = name
     return func
@@ -144,16 +147,53 @@ def _logged(name: str):
 
 def reward_funcs() -> tuple[list[Any], list[float]]:
     """(reward functions, weights): the episode reward (weight 1) and its parts (weight 0, logged only)."""
-    return [episode_reward, *(_logged(n) for n in LOGGED)], [1.0] + [0.0] * len(LOGGED)
+    logged = (*LOGGED, *DECISIONS)
+    return [episode_reward, *(_logged(n) for n in logged)], [1.0] + [0.0] * len(logged)
+
+
+def _decision_rates(decisions: dict[str, int]) -> dict[str, float | None]:
+    return {f"confirm_if_{t}": decisions[f"confirm_{t}"] / decisions[t] if decisions[t] else None
+            for t in ("resolved", "unresolved")}
+
+
+def _trained_turn(turn: Any) -> str:
+    """What the trained turn did, for the step's diagnostics: ``confirm|resolved``, ``recommend|unresolved``, ..."""
+    from hear2act_env.dialogue.actions import parse_action
+
+    from .episodes import tag_decisions
+
+    d = tag_decisions([turn])
+    tag = "resolved" if d["resolved"] else "unresolved" if d["unresolved"] else "first"
+    return f"{parse_action(split_reasoning(turn.raw)[1]).kind}|{tag}"
+
+
+def step_diagnostics(rows: Sequence[dict[str, Any]], trained: Sequence[str], k: int) -> dict[str, Any]:
+    """One step's rollouts: outcome rates, the policy's P(CONFIRM | tag), and the mean group-relative advantage
+    (reward - group mean, GRPO's with ``scale_rewards=none``) of the trained turns by what they did."""
+    from .episodes import summarize
+
+    rewards = np.array([r["reward"] for r in rows], dtype=float)
+    groups = rewards.reshape(-1, k) if k and len(rewards) % k == 0 else rewards.reshape(1, -1)
+    adv = (groups - groups.mean(axis=1, keepdims=True)).reshape(-1)
+    by: dict[str, list[float]] = {}
+    for kind, a in zip(trained, adv, strict=True):
+        by.setdefault(kind, []).append(float(a))
+    s = summarize(rows)
+    return {**{k2: s[k2] for k2 in ("success", "premature_closure", "turns", "reward", "confirm_if_resolved",
+                                    "confirm_if_unresolved")},
+            "groups_zero_std": float(np.mean(groups.std(axis=1) < 1e-9)),
+            "advantage_by_trained_turn": {kind: (float(np.mean(v)), len(v)) for kind, v in sorted(by.items())}}
 
 
 def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = "prosody", reasoning: bool = False,
                       max_new_tokens: int = 64, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
-                      assistant: str = "spoken", seed: int = 0, turn_sampling: str = "uniform"):
+                      assistant: str = "spoken", seed: int = 0, turn_sampling: str = "uniform",
+                      diagnostics: bool = False):
     """TRL's ``rollout_func(prompts, trainer)`` playing whole on-policy episodes (see the module docstring).
 
     Needs the rows' ``scenario_id`` / ``seed`` columns: :class:`EpisodeGRPOTrainer`
-    exposes the generation batch as ``trainer.episode_inputs``.
+    exposes the generation batch as ``trainer.episode_inputs``. Each call leaves
+    :func:`step_diagnostics` in ``trainer.last_diagnostics`` (printed with ``diagnostics``).
     """
     if turn_sampling not in TURN_SAMPLING:
         raise ValueError(f"turn_sampling must be one of {TURN_SAMPLING}, got {turn_sampling!r}")
@@ -175,7 +215,8 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
         rows = play(policy, sids, access=access, realization=realization, config=reward, seeds=seeds, keys=keys,
                     batch_size=len(sids))
         out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": None,
-                                     "episode_reward": [], **{n.replace("/", "_"): [] for n in LOGGED}}
+                                     "episode_reward": [], **{n.replace("/", "_"): [] for n in (*LOGGED, *DECISIONS)}}
+        trained = []
         for i, row in enumerate(rows):
             turns = row["records"]
             if not turns:
@@ -187,7 +228,18 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
             out["episode_reward"].append(row["reward"])
             for n in LOGGED:
                 out[n.replace("/", "_")].append(float(row[n]))
+            for n, v in _decision_rates(row["decisions"]).items():
+                out[n].append(v)
+            trained.append(_trained_turn(turns[tau]))
         trainer.last_episodes = [{k: r[k] for k in ("key", "reward", "success", "turns")} for r in rows]
+        trainer.last_diagnostics = step_diagnostics(rows, trained, int(getattr(trainer, "num_generations", 0) or 0))
+        if diagnostics:
+            d = trainer.last_diagnostics
+            adv = ", ".join(f"{kind} {m:+.3f} (n={n})" for kind, (m, n) in d["advantage_by_trained_turn"].items())
+            print(f"rollout step {step}: success {d['success']:.3f} premature {d['premature_closure']:.3f} turns "
+                  f"{d['turns']:.1f} reward {d['reward']:+.3f} P(confirm|resolved) {d['confirm_if_resolved']:.2f} "
+                  f"P(confirm|unresolved) {d['confirm_if_unresolved']:.2f} zero-std groups "
+                  f"{d['groups_zero_std']:.2f}; advantage of trained turns: {adv}", flush=True)
         return out
 
     return rollout_func
@@ -262,7 +314,9 @@ def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str
                                         "temperature": temperature,
                                         "history": self.history}, indent=1) + "\n", encoding="utf-8")
             print(f"held-out step {state.global_step}: success {summary['success']:.3f} premature "
-                  f"{summary['premature_closure']:.3f} reward {summary['reward']:+.3f}", flush=True)
+                  f"{summary['premature_closure']:.3f} reward {summary['reward']:+.3f} P(confirm|resolved) "
+                  f"{summary['confirm_if_resolved']:.2f} P(confirm|unresolved) {summary['confirm_if_unresolved']:.2f}",
+                  flush=True)
 
         def on_train_begin(self, args, state, control, model=None, **kwargs):
             self._run(state, model)
@@ -277,5 +331,5 @@ def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str
     return HeldOutEval()
 
 
-__all__ = ["LOGGED", "EpisodeGRPOTrainer", "SamplingPolicy", "episode_reward", "evaluate_model",
-           "heldout_callback", "make_rollout_func", "reward_funcs"]
+__all__ = ["DECISIONS", "LOGGED", "EpisodeGRPOTrainer", "SamplingPolicy", "episode_reward", "evaluate_model",
+           "heldout_callback", "make_rollout_func", "reward_funcs", "step_diagnostics"]

@@ -8,8 +8,27 @@ process term is scored on the turn it belongs to.
 
 The **episode reward** (:class:`EpisodeReward`, weights in the config)::
 
-    R = success_weight * success - turn_cost * turns                  (the env's return with turn_cost)
+    R = success_weight * success - turn_cost * charged_turns
         + sum_term  w_term * mean_over_turns(term(turn))             (CESAR's process terms, per turn)
+
+    charged_turns = turns                     if the episode succeeded (the env's return with turn_cost)
+                    horizon (max_turns, 20)   if it failed            (failure_cost="horizon", the default)
+                    turns                     if it failed            (failure_cost="turns": the env's return)
+
+Why a failed episode is charged the whole horizon: with the env's own return
+(``failure_cost="turns"``) a failure that closes early (premature closure at
+turn 3: ``-3c``) beats one that keeps searching (turn limit: ``-20c``), so
+among failures the reward prefers closing early. A policy that cannot yet
+read the tag (a warm start imitating a words-only teacher) can only move
+along "confirm more / confirm less on assent"; along that line the env's
+return *rises* as success *falls*, because shorter failures save turn cost
+(``benchmarks/grpo_reward_landscape.py`` prints it), and GRPO follows the
+reward there: premature closure up, success down (docs/training.md, the
+earlier runs). Charging every failure the horizon makes all failures equal
+(a failure has not done the task, however quickly it gave up), keeps the
+turn cost where it means something (a faster success is better), and
+leaves the optimum unchanged: the task-solving policy still wins, and now
+stalling and confirming at once tie at the bottom.
 
 The process terms are *averaged* over the episode's turns, so a longer
 episode cannot collect more of them; each is bounded (format, consistency,
@@ -34,12 +53,14 @@ import numpy as np
 from hear2act.agents.base import PolicyInput, PolicyOutput
 from hear2act.agents.rule import GENERAL_QUESTION
 from hear2act_env.dialogue.actions import INVALID, format_action, parse_action
+from hear2act_env.env import MAX_TURNS
 
 PROCESS_TERMS = ("format", "consistency", "keywords", "overthinking", "evidence")
 # Per-term (min, max) of one turn's score.
 TERM_RANGE = {"format": (0.0, 1.0), "consistency": (0.0, 1.0), "keywords": (0.0, 1.0), "overthinking": (-1.0, 0.0),
               "evidence": (-1.0, 1.0)}
 DEFAULT_PROCESS = {"format": 0.1, "consistency": 0.1, "keywords": 0.05, "overthinking": 0.05, "evidence": 0.05}
+FAILURE_COSTS = ("horizon", "turns")  # what a failed episode is charged: the whole horizon, or the turns it used
 
 
 def parse_term_weights(text: str) -> dict[str, float]:
@@ -66,8 +87,14 @@ class EpisodeReward:
     turn_cost: float = 0.05
     process: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_PROCESS))
     overthinking_norm: int = 256
+    failure_cost: str = "horizon"
+    horizon: int = MAX_TURNS
 
     def __post_init__(self) -> None:
+        if self.failure_cost not in FAILURE_COSTS:
+            raise ValueError(f"failure_cost must be one of {FAILURE_COSTS}, got {self.failure_cost!r}")
+        if not self.horizon >= 1:
+            raise ValueError(f"horizon must be >= 1, got {self.horizon}")
         if not self.success_weight > 0:
             raise ValueError(f"success_weight must be > 0, got {self.success_weight}")
         if not self.turn_cost >= 0:
@@ -81,6 +108,16 @@ class EpisodeReward:
             raise ValueError(f"process weights {dict(self.process)} span {self.process_range():.3f}, not below half "
                              f"the success weight {self.success_weight}: the process terms could outweigh success")
 
+    def charged_turns(self, turns: int, success: bool) -> int:
+        """The turns the turn cost is charged for (see the module docstring).
+
+        >>> EpisodeReward().charged_turns(3, success=False), EpisodeReward(failure_cost="turns").charged_turns(3, False)
+        (20, 3)
+        >>> EpisodeReward().charged_turns(7, success=True)
+        7
+        """
+        return int(turns) if success or self.failure_cost == "turns" else max(int(turns), self.horizon)
+
     def process_range(self) -> float:
         """The most the process part can differ between two episodes."""
         return sum(w * (TERM_RANGE[t][1] - TERM_RANGE[t][0]) for t, w in self.process.items())
@@ -88,9 +125,9 @@ class EpisodeReward:
     @classmethod
     def from_args(cls, args: Any) -> EpisodeReward:
         """From :class:`hear2act.training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``,
-        ``process_weights``)."""
+        ``process_weights``, ``failure_cost``)."""
         return cls(float(args.success_weight), float(args.turn_cost), parse_term_weights(args.process_weights),
-                   int(args.overthinking_norm))
+                   int(args.overthinking_norm), str(getattr(args, "failure_cost", "horizon")))
 
 
 # -- reference policies (for the reward tests and the SFT data) ----------------------------------------------------
@@ -289,12 +326,42 @@ def turn_terms(turn: TurnRecord, config: EpisodeReward) -> dict[str, float]:
     return {k: out[k] for k in PROCESS_TERMS}
 
 
+def tag_decisions(turns: Sequence[TurnRecord]) -> dict[str, int]:
+    """The closing decisions of an episode by state tag: after a RECOMMEND, did the policy CONFIRM?
+
+    Counts the turns that follow one of the policy's recommendations, split by the tag the policy saw
+    (``resolved`` / ``unresolved``; none without a tag), and how many of them it CONFIRMed. Their ratios are
+    the policy's ``P(confirm | resolved)`` and ``P(confirm | unresolved)``: a policy that reads the tag has the
+    first near 1 and the second near 0, one that ignores it has them equal.
+
+    >>> t = [TurnRecord("User: Hi.", "", "CONCERN STATE: flat (unresolved)", "[ACTION: RECOMMEND] [OPTION: 1] A?"),
+    ...      TurnRecord("User: Hi.\\nAssistant: [ACTION: RECOMMEND] [OPTION: 1] A?\\nUser: Fine.", "",
+    ...                 "CONCERN STATE: calm (resolved)", "[ACTION: CONFIRM] Done.")]
+    >>> tag_decisions(t)
+    {'resolved': 1, 'confirm_resolved': 1, 'unresolved': 0, 'confirm_unresolved': 0}
+    """
+    from hear2act.agents.rule import UNRESOLVED
+
+    out = {"resolved": 0, "confirm_resolved": 0, "unresolved": 0, "confirm_unresolved": 0}
+    for turn in turns:
+        lines = turn.transcript.splitlines()
+        if len(lines) < 2 or not turn.state or not lines[-2].startswith("Assistant: "):
+            continue
+        if parse_action(lines[-2][len("Assistant: "):]).kind != "recommend":
+            continue
+        tag = "unresolved" if UNRESOLVED.search(turn.state) else "resolved"
+        out[tag] += 1
+        out[f"confirm_{tag}"] += int(parse_action(_answer(turn.raw)).kind == "confirm")
+    return out
+
+
 def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], config: EpisodeReward) -> dict[str, Any]:
-    """The episode reward and its parts: ``reward``, ``outcome`` (success - turn cost), ``process/<term>``."""
+    """The episode reward and its parts: ``reward``, ``outcome`` (success - turn cost of the charged turns),
+    ``process/<term>``."""
     outcome = trajectory.get("outcome") or {}
     success = float(bool(outcome.get("success", False)))
     n_turns = int(outcome.get("turns", len(turns)))
-    outcome_part = config.success_weight * success - config.turn_cost * n_turns
+    outcome_part = config.success_weight * success - config.turn_cost * config.charged_turns(n_turns, bool(success))
     means = {t: 0.0 for t in PROCESS_TERMS}
     if turns:
         scored = [turn_terms(t, config) for t in turns]
@@ -303,7 +370,7 @@ def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], co
     invalid = sum(1 for t in turns if parse_action(_answer(t.raw)).kind == INVALID)
     return {"reward": outcome_part + process, "outcome": outcome_part, "success": success, "turns": n_turns,
             "premature_closure": float(bool(outcome.get("premature_closure", False))), "invalid": invalid,
-            **{f"process/{t}": means[t] for t in PROCESS_TERMS}}
+            "decisions": tag_decisions(turns), **{f"process/{t}": means[t] for t in PROCESS_TERMS}}
 
 
 def _answer(raw: str) -> str:
@@ -344,17 +411,24 @@ def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", reali
 
 
 def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Mean success, premature closure, reward, turns and invalid actions per turn over scored rows."""
+    """Mean success, premature closure, reward, turns and invalid actions per turn over scored rows, and the
+    pooled ``P(confirm | resolved)`` / ``P(confirm | unresolved)`` after a recommendation (:func:`tag_decisions`;
+    NaN when no such turn was played)."""
     n = max(len(rows), 1)
     n_turns = max(sum(r["turns"] for r in rows), 1)
+    counts = {k: sum(r.get("decisions", {}).get(k, 0) for r in rows) for k in
+              ("resolved", "confirm_resolved", "unresolved", "confirm_unresolved")}
     return {"episodes": len(rows), "success": sum(r["success"] for r in rows) / n,
             "premature_closure": sum(r["premature_closure"] for r in rows) / n,
             "reward": sum(r["reward"] for r in rows) / n, "turns": sum(r["turns"] for r in rows) / n,
-            "invalid_rate": sum(r["invalid"] for r in rows) / n_turns}
+            "invalid_rate": sum(r["invalid"] for r in rows) / n_turns,
+            **{f"confirm_if_{t}": counts[f"confirm_{t}"] / counts[t] if counts[t] else float("nan")
+               for t in ("resolved", "unresolved")}}
 
 
 __all__ = [
     "DEFAULT_PROCESS",
+    "FAILURE_COSTS",
     "PROCESS_TERMS",
     "AgentPolicy",
     "AlwaysAskAgent",
@@ -369,5 +443,6 @@ __all__ = [
     "play",
     "score_episode",
     "summarize",
+    "tag_decisions",
     "turn_terms",
 ]

@@ -88,6 +88,9 @@ class Hear2ActArgs:
                                                            "task) or tools (TRL environment_factory)"})
     success_weight: float = field(default=1.0, metadata={"help": "episode reward: weight of success"})
     turn_cost: float = field(default=0.05, metadata={"help": "episode reward: cost per assistant turn (env turn_cost)"})
+    failure_cost: str = field(default="horizon", metadata={
+        "help": "episode reward: turns a failed episode is charged: horizon (max_turns, so closing early on a "
+                "failure saves nothing) or turns (the env's own return)"})
     process_weights: str = field(default=DEFAULT_PROCESS_WEIGHTS, metadata={
         "help": "episode reward: term=weight of CESAR's per-turn process terms, averaged over the episode's turns"})
     reasoning: bool = field(default=True, metadata={"help": "episode mode: ask for <think>/<answer> (evaluate with "
@@ -100,6 +103,9 @@ class Hear2ActArgs:
     turn_sampling: str = field(default="uniform", metadata={"help": "episode mode: the turn each sample trains on: "
                                                                    "uniform (unbiased, 1/T per turn) or last (the "
                                                                    "closing decision)"})
+    rollout_diagnostics: bool = field(default=True, metadata={
+        "help": "episode mode: print each step's rollout diagnostics (success, P(confirm | tag), advantage of the "
+                "trained turns by action and tag)"})
     eval_temperature: float = field(default=0.0, metadata={"help": "held-out decoding: 0 greedy; > 0 samples, seeded "
                                                                    "per episode and turn (= hear2act rollout "
                                                                    "--temperature T)"})
@@ -394,7 +400,8 @@ def _episode_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
     rollout = make_rollout_func(access=args.access, reward=reward, realization=args.realization,
                                 reasoning=args.reasoning, max_new_tokens=config.max_completion_length,
                                 temperature=config.temperature, top_p=config.top_p, top_k=config.top_k or 0,
-                                assistant=args.assistant, seed=config.seed, turn_sampling=args.turn_sampling)
+                                assistant=args.assistant, seed=config.seed, turn_sampling=args.turn_sampling,
+                                diagnostics=args.rollout_diagnostics)
     callbacks = []
     if args.eval_every >= 0:
         callbacks.append(heldout_callback(tokenizer=tokenizer, scenario_ids=heldout_ids(args), access=args.access,
