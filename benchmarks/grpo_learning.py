@@ -50,7 +50,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sft-steps", type=int, default=60)
     p.add_argument("--sft-lr", type=float, default=1e-2)
     p.add_argument("--sft-batch", type=int, default=4)
-    p.add_argument("--grpo-steps", type=int, default=24)
+    p.add_argument("--grpo-steps", type=int, default=48)
     p.add_argument("--grpo-scenarios", type=int, default=120)
     p.add_argument("--grpo-lr", type=float, default=1e-3)
     p.add_argument("--k", type=int, default=8, help="episodes per group (num_generations)")
@@ -61,10 +61,11 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--reuse-sft", action="store_true", help="keep OUT/sft if it is there (diagnostic runs)")
     p.add_argument("--scale-rewards", default="none", help="GRPOConfig.scale_rewards: none (advantage = reward - "
                    "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
-    p.add_argument("--turn-sampling", default="last", help="uniform or last (hear2act.training.episode_rollout)")
+    p.add_argument("--turn-sampling", default="closing", help="uniform, last or closing "
+                   "(hear2act.training.episode_rollout)")
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
-    p.add_argument("--eval-every", type=int, default=8)
+    p.add_argument("--eval-every", type=int, default=12)
     p.add_argument("--eval-temperature", type=float, default=1.0, help="0: greedy held-out decoding")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a shared 2-core box)")
     p.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "grpo_learning_curve.png"))

@@ -23,6 +23,16 @@ group normalisation compares the K episodes of the same start.
 decision that closed it, or the last one before the turn limit): a biased
 estimator that puts all the credit on the closing decision, with far less
 variance when episodes are long and one decision decides them.
+``turn_sampling="closing"`` (what ``benchmarks/grpo_learning.py`` trains
+with) is ``last`` for episodes the policy closed (its CONFIRM, right or
+wrong), and trains **no token** of an episode that ran to the turn limit
+(``env_mask`` all 0; the baseline is the mean of the group's closed
+episodes, :func:`closing_baseline`): such an
+episode made no closing decision, and its last turn -- usually a RECOMMEND
+under an unresolved tag, the right move there -- is not what failed it.
+``last`` pushes that turn down in every group that has a success, while a
+success's own RECOMMENDs never get credit: a bias toward confirming under an
+unresolved tag that the measured runs show (docs/training.md).
 
 Held-out evaluation (:class:`HeldOutEval`) plays the held-out scenarios
 (:func:`hear2act.training.splits.eval_ids`) greedily with
@@ -126,7 +136,7 @@ class SamplingPolicy:
         return outputs
 
 
-TURN_SAMPLING = ("uniform", "last")
+TURN_SAMPLING = ("uniform", "last", "closing")
 
 
 def episode_reward(completions: Sequence[Any], episode_reward: Sequence[float] | None = None,
@@ -167,12 +177,37 @@ def _trained_turn(turn: Any) -> str:
     return f"{parse_action(split_reasoning(turn.raw)[1]).kind}|{tag}"
 
 
-def step_diagnostics(rows: Sequence[dict[str, Any]], trained: Sequence[str], k: int) -> dict[str, Any]:
+def closing_baseline(rewards: Sequence[float], closed: Sequence[bool], k: int) -> list[float]:
+    """``turn_sampling="closing"``: an untrained (turn-limit) episode's reward is replaced by the mean reward of
+    its group's closed episodes, so GRPO's group mean -- the baseline -- is the closed episodes' mean.
+
+    The closing decisions are then compared with each other (was closing under this tag better than the
+    group's other closings?) and their advantages sum to zero: "close more / close less" regardless of the
+    tag gets no push either way, which the masked turn-limit episodes would otherwise give (their negative
+    advantages dropped, the closings' net advantage is positive). A group without a closed episode keeps
+    its rewards (no token of it is trained). The logged ``success`` / ``outcome`` stay the episodes' own.
+
+    >>> closing_baseline([1.0, -0.2, -0.2, -0.2], [True, True, False, False], 4)
+    [1.0, -0.2, 0.4, 0.4]
+    """
+    out = [float(r) for r in rewards]
+    for start in range(0, len(out), max(k, 1)):
+        idx = range(start, min(start + max(k, 1), len(out)))
+        done = [out[i] for i in idx if closed[i]]
+        if done:
+            for i in idx:
+                if not closed[i]:
+                    out[i] = sum(done) / len(done)
+    return out
+
+
+def step_diagnostics(rows: Sequence[dict[str, Any]], trained: Sequence[str], k: int,
+                     rewards: Sequence[float] | None = None) -> dict[str, Any]:
     """One step's rollouts: outcome rates, the policy's P(CONFIRM | tag), and the mean group-relative advantage
     (reward - group mean, GRPO's with ``scale_rewards=none``) of the trained turns by what they did."""
     from .episodes import summarize
 
-    rewards = np.array([r["reward"] for r in rows], dtype=float)
+    rewards = np.array([r["reward"] for r in rows] if rewards is None else list(rewards), dtype=float)
     groups = rewards.reshape(-1, k) if k and len(rewards) % k == 0 else rewards.reshape(1, -1)
     adv = (groups - groups.mean(axis=1, keepdims=True)).reshape(-1)
     by: dict[str, list[float]] = {}
@@ -216,23 +251,31 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
                     batch_size=len(sids))
         out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": None,
                                      "episode_reward": [], **{n.replace("/", "_"): [] for n in (*LOGGED, *DECISIONS)}}
-        trained = []
+        trained, masks = [], []
         for i, row in enumerate(rows):
             turns = row["records"]
             if not turns:
                 raise RuntimeError(f"rollout_func: episode {row['key']} has no turn")
-            tau = len(turns) - 1 if turn_sampling == "last" else \
+            tau = len(turns) - 1 if turn_sampling in ("last", "closing") else \
                 int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
+            completion = turns[tau].extra["completion_ids"]
             out["prompt_ids"].append(turns[tau].extra["prompt_ids"])
-            out["completion_ids"].append(turns[tau].extra["completion_ids"])
+            out["completion_ids"].append(completion)
+            closed = bool((row["trajectory"].get("outcome") or {}).get("confirmed", False))
+            masks.append([int(closed or turn_sampling != "closing")] * len(completion))
             out["episode_reward"].append(row["reward"])
             for n in LOGGED:
                 out[n.replace("/", "_")].append(float(row[n]))
             for n, v in _decision_rates(row["decisions"]).items():
                 out[n].append(v)
-            trained.append(_trained_turn(turns[tau]))
+            trained.append(_trained_turn(turns[tau]) if masks[-1][:1] != [0] else "none|turn-limit")
+        if turn_sampling == "closing":
+            out["env_mask"] = masks  # TRL: 0 = not the model's to train (here: no closing decision to credit)
+            out["episode_reward"] = closing_baseline(out["episode_reward"], [m[:1] != [0] for m in masks],
+                                                     int(getattr(trainer, "num_generations", 0) or len(rows)))
         trainer.last_episodes = [{k: r[k] for k in ("key", "reward", "success", "turns")} for r in rows]
-        trainer.last_diagnostics = step_diagnostics(rows, trained, int(getattr(trainer, "num_generations", 0) or 0))
+        trainer.last_diagnostics = step_diagnostics(rows, trained, int(getattr(trainer, "num_generations", 0) or 0),
+                                                    out["episode_reward"])
         if diagnostics:
             d = trainer.last_diagnostics
             adv = ", ".join(f"{kind} {m:+.3f} (n={n})" for kind, (m, n) in d["advantage_by_trained_turn"].items())
@@ -331,5 +374,16 @@ def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str
     return HeldOutEval()
 
 
-__all__ = ["DECISIONS", "LOGGED", "EpisodeGRPOTrainer", "SamplingPolicy", "episode_reward", "evaluate_model",
-           "heldout_callback", "make_rollout_func", "reward_funcs", "step_diagnostics"]
+__all__ = [
+    "DECISIONS",
+    "LOGGED",
+    "EpisodeGRPOTrainer",
+    "SamplingPolicy",
+    "closing_baseline",
+    "episode_reward",
+    "evaluate_model",
+    "heldout_callback",
+    "make_rollout_func",
+    "reward_funcs",
+    "step_diagnostics",
+]

@@ -101,8 +101,14 @@ def action_value(env: Hear2ActEnv, action: str) -> float:
     * unparseable / out of range: 0;
     * CONFIRM: 1 if the current recommendation is the gold (the user is truly
       satisfied), else 0 -- confirming an unresolved recommendation is wrong;
-    * ASK / CLARIFY: 1 while the current recommendation is unresolved (there is
-      something to find out), 0.5 once it is resolved (harmless but a wasted turn);
+    * ASK / CLARIFY: 0.5 while there is something to find out (the current
+      recommendation is unresolved and the need it fails is not disclosed yet),
+      else 0 (the user already said what is wrong, or the recommendation is
+      resolved: a wasted turn). Asking is never worth as much as the decision
+      (recommending the gold, confirming it): with ASK at 1, "ASK while the tag
+      says unresolved" was the maximiser of this per-state reward and never won
+      an episode (issue 19); now every state's best action is on the path to
+      success, so the per-state optimum solves the task;
     * RECOMMEND n: 1 for the gold; 0 for an option that breaks a visible
       requirement or a need already disclosed, or repeats the current one;
       0.5 for any other option (fits everything known so far).
@@ -118,7 +124,10 @@ def action_value(env: Hear2ActEnv, action: str) -> float:
     if parsed.kind == "confirm":
         return 1.0 if current == truth.gold else 0.0
     if parsed.kind in ("ask", "clarify"):
-        return 1.0 if truth.current_state != RESOLVED else 0.5
+        if current is None or truth.current_state == RESOLVED:
+            return 0.0
+        level = assess(s, current).level
+        return 0.5 if level is not None and level not in truth.disclosed else 0.0
     number = parsed.option
     if number == truth.gold:
         return 1.0
