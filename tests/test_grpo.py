@@ -71,14 +71,17 @@ def test_action_value_follows_the_verifiable_rules():
     s = env.scenario
     assert env.engine.current == s.opening and s.opening != s.gold
     assert action_value(env, "[ACTION: CONFIRM] done") == 0.0  # confirming an unresolved recommendation
-    assert action_value(env, "[ACTION: ASK] What else matters?") == 1.0
+    assert action_value(env, "[ACTION: ASK] What else matters?") == 0.5  # something to find out, not the decision
     assert action_value(env, f"[ACTION: RECOMMEND] [OPTION: {s.gold}] x") == 1.0
     violator = next(o.number for o in s.options if assess(s, o.number).issue == "requirement")
     assert action_value(env, f"[ACTION: RECOMMEND] [OPTION: {violator}] x") == 0.0
     assert action_value(env, "hello") == 0.0
+    asked, _ = replay(DialogueState("prosody", s.id, 0, ("[ACTION: ASK] What else matters?",)))
+    assert assess(s, s.opening).level in asked.ground_truth().disclosed  # the user said what is wrong ...
+    assert action_value(asked, "[ACTION: ASK] What else matters?") == 0.0  # ... so asking again learns nothing
     env.step(f"[ACTION: RECOMMEND] [OPTION: {s.gold}] x")
     assert action_value(env, "[ACTION: CONFIRM] done") == 1.0
-    assert action_value(env, "[ACTION: ASK] anything else?") == 0.5
+    assert action_value(env, "[ACTION: ASK] anything else?") == 0.0  # resolved: asking wastes the turn
     # outcome credit: the continuation policy finishes the episode from a fork
     assert continued_success(env, "[ACTION: CONFIRM] done") == 1.0
     state = DialogueState("prosody", s.id, 0, (f"[ACTION: RECOMMEND] [OPTION: {s.gold}] x",))
@@ -185,7 +188,9 @@ def test_every_reward_term_is_active_through_trls_reward_plumbing(omni_run):
     scores = trainer._calculate_rewards(inputs, [x["prompt"] for x in inputs], completions, ids)
     assert scores.shape == (len(rows), len(TERMS))
     by_term = dict(zip(TERMS, scores.T.tolist(), strict=True))
-    assert all(v > 0 for v in by_term["accuracy"]) and by_term["format"] == [1.0] * len(rows)
+    # ASK is worth 0.5 while the current option's failing need is undisclosed, else 0 (action_value)
+    assert all(v in (0.0, 0.5) for v in by_term["accuracy"]) and any(v > 0 for v in by_term["accuracy"])
+    assert by_term["format"] == [1.0] * len(rows)
     assert by_term["consistency"] == [1.0] * len(rows) and by_term["keywords"] == [1.0] * len(rows)
     assert all(v < 0 for v in by_term["overthinking"])
     # One claim, checked against the row's own audio: 1 - p when it holds, -max(p, 0.5) when not (p its base rate).

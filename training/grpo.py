@@ -84,8 +84,8 @@ class Hear2ActArgs:
     lora_target_modules: str = field(default="all-linear", metadata={"help": "'all-linear' or a comma list"})
     mode: str = field(default="episode", metadata={"help": "episode (default: whole on-policy episodes in the env, "
                                                            "episode reward; text LMs, text-prompt access), state "
-                                                           "(CESAR's one-step states; its optimum need not solve the "
-                                                           "task) or tools (TRL environment_factory)"})
+                                                           "(CESAR's one-step states, each decision scored on its own) "
+                                                           "or tools (TRL environment_factory)"})
     success_weight: float = field(default=1.0, metadata={"help": "episode reward: weight of success"})
     turn_cost: float = field(default=0.05, metadata={"help": "episode reward: cost per assistant turn (env turn_cost)"})
     failure_cost: str = field(default="horizon", metadata={
@@ -207,8 +207,8 @@ def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[Hear2
     if args.mode == "episode":
         return args, _episode_config(args, config)
     if args.mode == "state":
-        print("hear2act.training.grpo --mode state: CESAR's per-state reward; its optimum need not solve the task "
-              "(a policy that never recommends maximises it). --mode episode trains on whole episodes.",
+        print("hear2act.training.grpo --mode state: CESAR's per-state reward scores one decision at a time (off-policy "
+              "states of fixed behaviour rollouts); --mode episode trains on whole on-policy episodes.",
               file=sys.stderr)
     if args.tools and args.access not in TEXT_ACCESS:
         raise ValueError(f"--tools plays text access {' or '.join(TEXT_ACCESS)} (TRL's tool loop carries no audio), "

@@ -93,8 +93,9 @@ def accuracy_reward(completions: Sequence[Any], realization: Sequence[str] | Non
                     **kwargs: Any) -> list[float]:
     """The verifiable value of each answer's action, by stepping a replayed copy of the env.
 
-    Confirming an unresolved recommendation is wrong (0), asking while it is
-    unresolved or recommending the gold is right (1); see
+    Confirming an unresolved recommendation is wrong (0), recommending the gold
+    or confirming it is right (1), asking is worth 0.5 while there is
+    something to find out and 0 otherwise; see
     :func:`hear2act.training.grpo_data.action_value`. ``outcome_weight`` > 0 mixes in the
     episode's success when a fixed policy continues from the action.
 
@@ -102,7 +103,7 @@ def accuracy_reward(completions: Sequence[Any], realization: Sequence[str] | Non
     ...             history=[[]] * 3)
     >>> accuracy_reward(["<think>t</think><answer>[ACTION: CONFIRM] Booked.</answer>",
     ...                  "<think>t</think><answer>[ACTION: ASK] Anything else?</answer>", "nonsense"], **cols)
-    [0.0, 1.0, 0.0]
+    [0.0, 0.5, 0.0]
     """
     from .grpo_data import DialogueState, score_action
 
