@@ -12,9 +12,16 @@ Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
    random search over options, not the decision: the teacher never reads the state tag, so under Prosody the
    warm start closes early on an unmet need about half the time;
 3. ``python -m hear2act.training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
-   (success - 0.05/turn + process terms), held-out evaluation every ``--eval-every`` steps. What GRPO can
-   learn is to read the tag: CONFIRM when it says resolved, RECOMMEND another option when it says unresolved
-   (the teacher ``explore-tag`` that does exactly this is printed as the ceiling);
+   (success - 0.01/turn + process terms; a failed episode is charged the whole horizon, ``--failure-cost
+   horizon``), held-out evaluation every ``--eval-every`` steps. What GRPO can learn is to read the tag:
+   CONFIRM when it says resolved, RECOMMEND another option when it says unresolved (the teacher
+   ``explore-tag`` that does exactly this is printed as the ceiling). Each sample trains the decision that
+   closed its episode (``--turn-sampling closing``; an episode that hit the turn limit trains nothing, and
+   the group's baseline is its closed episodes' mean). Both choices are argued, not tuned: with the env's own
+   return (failures charged the turns they used) a tag-blind policy gains reward by closing early as its
+   success falls (``benchmarks/grpo_reward_landscape.py``), and crediting a turn-limit episode's last turn
+   (``last``) pushes down the RECOMMENDs under an unresolved tag that are right there; each step prints the
+   rollouts' ``P(confirm | resolved)``, ``P(confirm | unresolved)`` and the advantage of the trained turns;
 4. print held-out success, premature closure, mean episode reward and invalid-action rate before (= after
    SFT) and after GRPO, on the same held-out scenarios and seeds (every ``--eval-stride``-th id of
    :func:`hear2act.training.splits.eval_ids`, episode seeds 10000 + i), decoded with ``--eval-temperature`` (default 1:

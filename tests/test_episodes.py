@@ -146,4 +146,4 @@ def test_tag_decisions_separate_the_tag_reader_from_the_words_only_explorer():
     assert rates["explore-tag"]["confirm_if_resolved"] == 1.0
     assert rates["explore-tag"]["confirm_if_unresolved"] == 0.0
     words = rates["explore:0.5"]
-    assert 0.0 < words["confirm_if_unresolved"] and words["confirm_if_resolved"] < 1.0
+    assert words["confirm_if_unresolved"] > 0.0 and words["confirm_if_resolved"] < 1.0
