@@ -64,6 +64,22 @@ def test_rollout_turn_sampling_is_checked():
     from hear2act.training.episode_rollout import TURN_SAMPLING, make_rollout_func
     from hear2act.training.episodes import EpisodeReward
 
-    assert TURN_SAMPLING == ("uniform", "last")
+    assert TURN_SAMPLING == ("uniform", "last", "closing")
     with pytest.raises(ValueError, match="turn_sampling"):
         make_rollout_func(access="T+S", reward=EpisodeReward(), turn_sampling="first")
+
+
+def test_closing_baseline_makes_the_closed_episodes_advantages_sum_to_zero():
+    pytest.importorskip("trl")
+    from hear2act.training.episode_rollout import closing_baseline
+
+    rewards = [0.9, -0.2, -0.2, -0.2, -0.2, -0.2, -0.2, -0.2]
+    closed = [True, True, True, False, False, False, False, False]
+    out = closing_baseline(rewards, closed, 4) + closing_baseline(rewards, [False] * 8, 4)
+    first, untouched = out[:8], out[8:]
+    for lo in (0, 4):  # GRPO's advantage: reward - group mean; the closed episodes' advantages sum to zero
+        g, c = first[lo:lo + 4], closed[lo:lo + 4]
+        mean = sum(g) / len(g)
+        assert abs(sum(r - mean for r, done in zip(g, c, strict=True) if done)) < 1e-12
+    assert first[3] == (0.9 - 0.2 - 0.2) / 3 and first[4:] == rewards[4:]  # no closed episode: kept
+    assert untouched == rewards
