@@ -10,10 +10,6 @@ import pytest
 import hear2act_env  # noqa: F401  (registers the env ids)
 from hear2act.training import rewards
 from hear2act.training.rewards import (
-    CITED_BASE_RATE,
-    QUALITATIVE,
-    acoustic_claims,
-    check_claim,
     claim_score,
     consistency_reward,
     evidence_reward,
@@ -22,11 +18,18 @@ from hear2act.training.rewards import (
     make_reward_funcs,
     overthinking_reward,
 )
+from hear2act_env.speech import claims
+from hear2act_env.speech.claims import CITED_BASE_RATE, QUALITATIVE, acoustic_claims, check_claim
 
 
 def test_doctests_of_every_reward():
     result = doctest.testmod(rewards, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 20 and result.failed == 0
+
+
+def test_doctests_of_the_claim_parser():
+    result = doctest.testmod(claims, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 5 and result.failed == 0
 
 
 def test_rewards_take_conversational_completions_and_return_one_value_each():

@@ -17,13 +17,14 @@ from hear2act_env.dialogue.engine import DELIVERY, LABELS, collapsed
 from hear2act_env.protocol import GRAMMAR
 from hear2act_env.speech.affect import AFFECT_LABELS, RuleAffect
 from hear2act_env.speech.cache import AudioCache, decode, encode
+from hear2act_env.speech.claims import ABS_FLOOR, check_evidence, within
 from hear2act_env.speech.delivery import CUES, TABLE, draw_targets, mean_targets
 from hear2act_env.speech.enrollment import ENROLL_TEXTS
 from hear2act_env.speech.features import Evidence, extract
 from hear2act_env.speech.perceiver import DELIVERY_ONLY, FEATURES, MASK, WEIGHTS, FeaturePerceiver, fit_logistic
 from hear2act_env.speech.renderers import make_renderer, to_16k
 from hear2act_env.speech.train_perceiver import TRAIN_ASSENT, TRAIN_REJECT
-from hear2act_env.speech.verify import ABS_FLOOR, check_claim, verify, within
+from hear2act_env.speech.verify import verify
 
 ASSENT = GRAMMAR.pool("ASSENT")
 
@@ -202,9 +203,9 @@ def test_tolerance_edges(clip):
     _, f = clip
     derived = f.f0_mean  # ~200 Hz: 15 % is far above the 1 Hz floor
     span = f.speech_span
-    ok = check_claim(Evidence("f0_mean", derived * 1.149, "Hz", span), f)
-    edge = check_claim(Evidence("f0_mean", derived * 0.851, "Hz", span), f)
-    over = check_claim(Evidence("f0_mean", derived * 1.16, "Hz", span), f)
+    ok = check_evidence(Evidence("f0_mean", derived * 1.149, "Hz", span), f)
+    edge = check_evidence(Evidence("f0_mean", derived * 0.851, "Hz", span), f)
+    over = check_evidence(Evidence("f0_mean", derived * 1.16, "Hz", span), f)
     assert ok.passed and edge.passed
     assert not over.passed and "re-derived" in over.reason and over.component == "perceiver"
     assert within(0.1, 0.0, "st") and not within(0.3, 0.0, "st")  # near zero: the absolute floor
@@ -223,10 +224,10 @@ def test_bad_spans_and_provenance_fail(clip):
         Evidence("pause", 0.3, "s", (0.6, 0.9)): "no silence",
     }
     for claim, reason in cases.items():
-        check = check_claim(claim, f)
+        check = check_evidence(claim, f)
         assert not check.passed and reason in check.reason, (claim, check.reason)
     unknown = Evidence("f0_mean", 1.0, "Hz", f.speech_span, source="gpt")
-    assert check_claim(unknown, f).component == "provenance"
+    assert check_evidence(unknown, f).component == "provenance"
 
 
 # -- perceiver --------------------------------------------------------------------------
