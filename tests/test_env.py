@@ -330,3 +330,14 @@ def test_voice_is_checked_against_the_renderer_at_make():
     env = gym.make("Hear2Act-Prosody-v1", access="A+T", renderer=_Tone(), voice="high", disable_env_checker=True)
     obs, _ = env.reset(seed=0)
     assert obs["audio"].shape == (1600,) and obs["audio"].flags.writeable  # the caller's own copy
+
+
+def test_doctests_of_the_env_parts():
+    """The env's parts (argument checks, charset and sanitizer, info dicts) keep their examples true."""
+    import doctest
+
+    from hear2act_env import charset, env_args, info
+
+    for module in (env_args, charset, info):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted >= 1 and result.failed == 0, module.__name__
