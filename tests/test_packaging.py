@@ -121,6 +121,8 @@ def test_wheel_top_level_names(wheel: Path) -> None:
                          "hear2act/training/configs/ddp.yaml", "hear2act_env/cli.py"):
             assert required in names, required
         assert any(n.startswith("hear2act/agents/prompts/templates/") and n.endswith(".txt") for n in names)
+        # The router fit's training rows stay in the source checkout (training/data/routing/), and no test data ships.
+        assert not [n for n in names if n.startswith("hear2act/training/data/") or "/tests/" in n]
         metadata = next(z.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
         licences = [n for n in names if "/licenses/" in n]
     assert "License-Expression: Apache-2.0 AND CC-BY-SA-4.0" in metadata

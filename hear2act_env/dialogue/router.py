@@ -6,8 +6,8 @@ work while they have your car?" is about a loaner, or that "How many people do
 you usually cook for?" asks about the user, not the oven. Those are facts
 about how assistants talk in each domain, and they are learned here from
 questions written by separate processes that saw only what a user of the
-benchmark sees (``tests/data/routing_train/``; the tool ``python -m hear2act.training.router_fit``
-fits the weights, outside the simulator).
+benchmark sees (``training/data/routing/`` of a source checkout; the tool
+``python -m hear2act.training.router_fit`` fits the weights, outside the simulator).
 
 **Model.** For a question in a scenario the candidates are every attribute of
 the scenario's domain (those the scenario lacks too) and *general*. Each
