@@ -128,9 +128,14 @@ def test_every_qualitative_pattern_is_found_and_checked(user_turn):
 
 def test_keywords_reward_reads_the_dialogue_not_just_any_words():
     transcript = ["User: I need a flight under $200.\nAssistant: How about X?\nUser: Sure, that one."]
-    grounded = "<think>The user said sure, but the tone was flat, so a need may be unmet.</think><answer>a</answer>"
+    grounded = ("<think>The user said 'sure, that one', but the tone was flat, so a need may be unmet.</think>"
+                "<answer>a</answer>")
     generic = "<think>The tone was flat, so a need may be unmet.</think><answer>a</answer>"
     high, low = keywords_reward([grounded, generic], transcript * 2, access=["A+T"] * 2)
     assert high == 1.0 and low == 0.75
+    # Echoing a stopword of the turn ("sure", in hear2act_env.dialogue.lexicon.STOP like "okay") is not grounding
+    # (it was before the stopword lists became one); quoting the turn is.
+    echo = "<think>The user said sure, but the tone was flat, so a need may be unmet.</think><answer>a</answer>"
+    assert keywords_reward([echo], transcript, access=["A+T"]) == [0.75]
     # without audio, "the tone was flat" is an unverifiable claim: it earns no delivery keyword
     assert keywords_reward([grounded], transcript, access=["T"]) == [0.75]

@@ -134,8 +134,9 @@ def test_reader_categories_and_fit_precision() -> None:
         gold_out += not r.fit[s.gold]
         # Every option the words counted against has a real problem (or is the safe option, worse than gold).
         assert all(assess(s, n).issue != "none" for n in r.flagged)
-    # measured: 16 of 96 on the bank with blindly dealt categorical values (13 before): statements that share
-    # no words with their values
+    # measured: 16 of 96 on the bank with blindly dealt categorical values (13 before); 13 of 96 (all 480: 62 -> 60)
+    # since the reader stems with Porter2 and drops the one stopword list: statements that share no words with
+    # their values
     assert gold_out <= 0.20 * 96
 
 

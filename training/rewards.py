@@ -29,6 +29,7 @@ from typing import Any
 from hear2act.agents.llm.reasoning import split_reasoning
 from hear2act_env.access import names
 from hear2act_env.dialogue.actions import INVALID, parse_action
+from hear2act_env.dialogue.lexicon import STOP
 from hear2act_env.plugins import PluginError, PluginRegistry, describe, load_entry_point
 from hear2act_env.speech.claims import QUOTED, Claim, acoustic_claims, base_rate, check_claim, clip_features
 
@@ -256,8 +257,8 @@ AUDIO_ACCESS = frozenset(names(lambda a: a.acoustic_evidence))
 _NEEDS = re.compile(r"\b(need\w*|requirement\w*|prefer\w*|constraint\w*|must|budget|price|priority|"
                     r"option\s*\d+)\b", re.IGNORECASE)
 _LOGIC = re.compile(r"\b(because|since|so|therefore|thus|however|but|although|which means|if)\b", re.IGNORECASE)
-_STOP = frozenset("that this with have from what would could should about there their they them your just "
-                  "really sounds sound good okay like will into than then more some which".split())
+# Words that do not ground a reasoning in the user's turn: the stopwords (the one list) and assent's words.
+_STOP = STOP | frozenset(("sound", "sounds", "good"))
 
 
 def _content_words(text: str) -> set[str]:
