@@ -187,3 +187,35 @@ def test_perception_report_and_clips_for_the_listening_page(tmp_path, capsys):
     assert main(["listen", str(tmp_path), "--score"]) == 0
     intended = [c.intended for c in manifest.clips]
     assert sum(i == "resolved" for i in intended) == 3
+
+
+def test_the_bar_driven_by_hand_resumes_and_logs_without_a_terminal():
+    """hear2act eval's bar (hear2act_env.progress.Bar): starts part-way, and writes a line per 10 % into a log."""
+    import io
+
+    from hear2act_env.progress import Bar
+
+    log = io.StringIO()  # not a terminal
+    bar = Bar(20, "x", done=10, log="hear2act eval", stream=log)
+    for _ in range(10):
+        bar.update("cell")
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert [ln.split()[2] for ln in lines] == [f"{k}/20" for k in range(12, 21, 2)]  # 60 %, 70 % ... 100 %
+    drawn = io.StringIO()
+    bar = Bar(4, "work", done=2, stream=drawn, force=True)
+    bar.update("a")  # within the redraw interval: not drawn
+    bar.update("last cell")  # the last item is always drawn, with its label and the rate
+    bar.close()
+    text = drawn.getvalue()
+    assert "work 2/4" in text and "work 4/4" in text and "/s eta" in text and "last cell" in text
+    assert text.endswith("\r\033[K")
+    quiet = io.StringIO()
+    bar = Bar(4, "work", stream=quiet, show=False, log="x")
+    bar.update()
+    assert quiet.getvalue() == ""
+    import doctest
+
+    from hear2act_env import progress
+
+    assert doctest.testmod(progress).failed == 0

@@ -231,6 +231,23 @@ def test_training_files_name_real_domains_and_attributes(bank):
         router_data.default_examples(list(bank.values()), per_question=1, exclude=["nope"])
 
 
+def test_plans_are_kept_per_scenario_and_router_and_die_with_either(bank):
+    import gc
+    import weakref
+
+    s = Scenario.from_dict(bank["budget-airline-tickets-05"].to_dict())
+    a, b = Router.load(), Router.load()
+    assert a._table(s) is a._table(s) and a._table(s) is not b._table(s)  # one plan per (scenario, router)
+    alive = weakref.ref(b)
+    del b
+    gc.collect()
+    assert alive() is None  # a scenario's plans do not keep a router alive
+    held = weakref.ref(s)
+    del s
+    gc.collect()
+    assert held() is None  # nor a router a scenario
+
+
 def test_decisions_are_remembered_per_scenario_object(bank):
     router = Router.load()
     s = bank["budget-airline-tickets-05"]
