@@ -26,6 +26,8 @@ Two kinds of claim meet the waveform here, and this module is their only home:
   claims); :func:`check_claim` tells whether one is true of the re-derived
   features (qualitative words against thresholds with the same 15 % tolerance; a
   cited value with a span goes through :func:`check_evidence` whole).
+  :data:`BASE_RATES` says how often each qualitative claim is true of a user
+  turn by chance; :func:`clip_features` re-derives (and caches) a clip's features.
 
 :mod:`hear2act_env.speech.verify` checks a perceiver's evidence with it;
 ``hear2act.training.rewards`` scores a model's reasoning with it (the
