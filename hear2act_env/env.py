@@ -68,8 +68,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     all three needs (the *gold*).
 
     Two matched realizations of the same user: under **Explicit lexical**
-    responses (``Hear2Act-Explicit-v1``) an unmet L2/L3 need is stated in
-    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v1``)
+    responses (``Hear2Act-Explicit-v2``) an unmet L2/L3 need is stated in
+    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v2``)
     it is absent from the words: the user says the same assent ("That could
     work...") whether the option is right or not, and only the delivery
     (hesitant, concerned, ...) tells. The full rules are in PROTOCOL.md.
@@ -147,7 +147,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     reads them.
 
     ## Arguments
-    ``gymnasium.make("Hear2Act-Prosody-v1", access="T",
+    ``gymnasium.make("Hear2Act-Prosody-v2", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
     turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
     audio_cache=None, perceiver=None, affect=None, matcher="learned")``
@@ -192,10 +192,13 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``i`` on scenario ``ids[i]``.
 
     ## Version History
-    - v1, revised (the stop after its release; same id, so results made before differ: a bump to v2
-      is due): the bank's requests no longer give a hidden need's premise (155 rewritten, a validator
-      rule), categorical option values are dealt blind (the options' categorical structure ranks the
-      gold less), four value texts softened. The demo table was regenerated.
+    - v2: results changed, so the version moved (``-v0``/``-v1`` raise Gymnasium's
+      ``DeprecatedEnv`` naming ``-v2``). The bank's requests no longer give a hidden
+      need's premise (155 rewritten, a validator rule), categorical option values are
+      dealt blind (the options' categorical structure ranks the gold less), four value
+      texts softened. (These changes first shipped under ``-v1``, revised in place for
+      one stop; results recorded under ``-v1`` after 2026-12-01 are v2 results.) The
+      demo table was regenerated.
     - v1: results changed, so the version moved (``-v0`` now raises Gymnasium's
       ``DeprecatedEnv`` naming ``-v1``). The bank was regenerated: the options
       text no longer ranks the gold (the gold takes an arbitrary candidate's
