@@ -155,9 +155,9 @@ def _success(bank, agent: str, env_id: str, access: str) -> float:
 
 def test_the_never_ask_value_agent_stays_at_the_floor(bank):
     """Recommends by the options-only value ranking, confirms unless the words object."""
-    assert _success(bank, "options-value", "Hear2Act-Prosody-v1", "T") <= 0.20
+    assert _success(bank, "options-value", "Hear2Act-Prosody-v2", "T") <= 0.20
     # Under Explicit responses every unmet need is said in words, so walking on works.
-    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v1", "T") >= 0.9
+    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v2", "T") >= 0.9
 
 
 def test_strict_bound_words_are_strict(bank):

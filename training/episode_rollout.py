@@ -47,7 +47,7 @@ from hear2act.agents.llm.reasoning import split_reasoning
 
 from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
 
-ENV_IDS = {"prosody": "Hear2Act-Prosody-v1", "explicit": "Hear2Act-Explicit-v1"}
+ENV_IDS = {"prosody": "Hear2Act-Prosody-v2", "explicit": "Hear2Act-Explicit-v2"}
 # Logged next to the episode reward (weight 0): TRL streams each as rewards/<name>/mean at every logging step.
 LOGGED = ("success", "outcome", "turns", *(f"process/{t}" for t in PROCESS_TERMS))
 
