@@ -7,7 +7,7 @@ CORE := $(VENV)/.installed-core
 # torch: the CPU build on this machine's disk; a looser pin pulls a multi-GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: demo test test-fast lint setup bank clean smollm2
+.PHONY: demo test test-fast lint setup bank router clean smollm2
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -50,6 +50,10 @@ smollm2: $(STAMP)
 # Regenerate the bundled scenario bank from the domain content files.
 bank: $(STAMP)
 	$(BIN)/hear2act scenarios build
+
+# Refit the learned router (hear2act_env/data/router.json.gz) from its training rows, training/data/routing/.
+router: $(STAMP)
+	$(BIN)/python -m hear2act.training.router_fit
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

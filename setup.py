@@ -14,7 +14,9 @@ NAMESPACED = ("agents", "eval", "training")
 
 # Namespace-style discovery (as pyproject's packages.find did): data folders without __init__.py (eval/grids,
 # hear2act_env/data) are packages too, so their package-data is not "absent from the packages configuration".
-SKIP = ["*.__pycache__", "*.__pycache__.*"]
+# training/data/ is the router fit's training rows (read from a source checkout, training/router_data.py): not
+# shipped, so it is no package either.
+SKIP = ["*.__pycache__", "*.__pycache__.*", "training.data", "training.data.*"]
 
 
 def find(top: str) -> list[str]:

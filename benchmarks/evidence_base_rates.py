@@ -4,10 +4,10 @@
 
 Plays ``state-rule`` under access ``A`` (hibari, Prosody) on training-split
 scenarios, collects up to 4 user turns per episode, re-derives each turn's
-features and prints, per claim of :data:`hear2act.training.rewards.QUALITATIVE`, the
+features and prints, per claim of :data:`hear2act_env.speech.claims.QUALITATIVE`, the
 fraction of turns it holds for (with the 15 % tolerance) and the expected
 score of making it unconditionally (:func:`hear2act.training.rewards.claim_score`).
-``hear2act.training.rewards.BASE_RATES`` holds the numbers of ``--episodes 60 --seed 0``.
+``hear2act_env.speech.claims.BASE_RATES`` holds the numbers of ``--episodes 60 --seed 0``.
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ def user_turn_clips(n_episodes: int, seed: int, turns: int = 4) -> list:
 
 def rates(clips: list) -> list[tuple[str, str, float, float, float]]:
     """(feature, op, threshold, base rate, expected score of the unconditional claim) per qualitative claim."""
-    from hear2act.training.rewards import QUALITATIVE, Claim, _features, check_claim, claim_score
+    from hear2act.training.rewards import claim_score
+    from hear2act_env.speech.claims import QUALITATIVE, Claim, check_claim, clip_features
 
-    feats = [_features(c) for c in clips]
+    feats = [clip_features(c) for c in clips]
     out = []
     for _, feature, op, value in QUALITATIVE:
         claim = Claim("x", feature, op, value)

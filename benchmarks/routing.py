@@ -33,10 +33,19 @@ from hear2act_env.scenarios import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
+TRAIN = ROOT / "training" / "data" / "routing"  # the router fit's rows (training/router_data.py)
+# Held-out v4/v5 (reported), validation v2 (tests/data); the former held-out v3 and v1, now training rows.
 SETS = ("heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl", "heldout_questions_v2.jsonl",
-        "heldout_questions_v3.jsonl", "heldout_questions.jsonl")
+        "training/data/routing/former_heldout/heldout_questions_v3.jsonl",
+        "training/data/routing/former_heldout/heldout_questions.jsonl")
 STYLES = ("direct", "preference", "trade-off", "paraphrase")
 COLD_QUESTION = "Is there anything you would rather avoid?"
+
+
+def set_path(name: str) -> Path:
+    """A question set: a path relative to the repository root, or a file name under tests/data/."""
+    path = ROOT / name
+    return path if "/" in name else DATA / name
 
 
 def _clear_question_caches() -> None:
@@ -60,7 +69,7 @@ def rss_mb() -> float:
 def written_questions() -> dict[str, list[str]]:
     """Per scenario id, the questions written for it in the question sets, in file order."""
     out: dict[str, list[str]] = {}
-    for path in [*(DATA / n for n in SETS), *sorted((DATA / "routing_train").glob("*.jsonl"))]:
+    for path in [*(set_path(n) for n in SETS), *sorted((TRAIN / "routing_train").glob("*.jsonl"))]:
         for r in read_rows(path):
             out.setdefault(r["scenario_id"], []).append(r["question"])
     return out
@@ -114,8 +123,8 @@ def print_cold(matchers: list[str]) -> None:
 def print_accuracy(matchers: list[str], sets: list[str]) -> None:
     bank = {s.id: s for s in load_scenarios()}
     for name in sets:
-        rows = read_rows(DATA / name)
-        print(f"\n{name} ({len(rows)} questions)")
+        rows = read_rows(set_path(name))
+        print(f"\n{Path(name).name} ({len(rows)} questions)")
         print(f"{'matcher':10} " + " ".join(f"{s:>10}" for s in (*STYLES, "need", "general", "other")) + "   us/q")
         for m in matchers:
             route = resolve_matcher(m)
@@ -133,7 +142,8 @@ def print_accuracy(matchers: list[str], sets: list[str]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--matchers", nargs="+", default=["learned", "lexical"], help="registered matcher names")
-    ap.add_argument("--sets", nargs="*", default=list(SETS), help="files under tests/data/ (none: skip accuracy)")
+    ap.add_argument("--sets", nargs="*", default=list(SETS),
+                    help="file names under tests/data/ or paths from the repository root (none: skip accuracy)")
     ap.add_argument("--cold", action="store_true", help="only the cold start and memory figures (with --sets)")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold start and memory figures")
     ap.add_argument("--cold-child", metavar="MATCHER", help=argparse.SUPPRESS)

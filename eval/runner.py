@@ -22,6 +22,7 @@ from typing import Any
 
 from hear2act_env.access import ACCESS
 from hear2act_env.cli import positive_int
+from hear2act_env.progress import Bar
 
 from .grid import GRIDS_DIR, Cell, Grid, GridError, Rollout, parse_grid, parse_shard, shard
 from .grid_edit import edit_grid, parse_agent_option
@@ -36,50 +37,11 @@ from .rundir import (  # re-exported: hear2act.eval.runner was their home
     rollouts_path,
 )
 
-__all__ = ["AFFECTS", "DurableWriter", "Progress", "RunDirError", "make_row", "read_numbered", "read_rollouts",
+__all__ = ["AFFECTS", "DurableWriter", "RunDirError", "make_row", "read_numbered", "read_rollouts",
            "read_run", "register", "rollouts_path", "run_grid"]
 
 # affect spec prefix -> "module:Class" taking the part after the colon (a checkpoint directory).
 AFFECTS: dict[str, str] = {"hf": "hear2act_env.speech.affect_hf:TransformersAffect"}
-
-
-class Progress:
-    """A one-line progress bar on stderr (a line per 10 % when stderr is not a terminal)."""
-
-    def __init__(self, total: int, done: int, enabled: bool = True) -> None:
-        self.total, self.done, self.start_done = total, done, done
-        self.enabled = enabled and total > 0
-        self.tty = sys.stderr.isatty()
-        self.t0 = self.last = time.perf_counter()
-        self.next_pct = 10 * (100 * done // max(total, 1) // 10 + 1)
-
-    def update(self, label: str = "") -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        pct = 100 * self.done // self.total
-        if self.tty and (now - self.last > 0.2 or self.done == self.total):
-            self.last = now
-            rate = (self.done - self.start_done) / max(now - self.t0, 1e-9)
-            eta = (self.total - self.done) / rate if rate else float("inf")
-            bar = "#" * (30 * self.done // self.total)
-            sys.stderr.write(f"\r[{bar:<30}] {self.done}/{self.total} {pct:3d}% {rate:6.1f}/s "
-                             f"eta {_fmt_s(eta)}  {label[:50]:<50}")
-            sys.stderr.flush()
-        elif not self.tty and (pct >= self.next_pct or self.done == self.total):
-            self.next_pct = 10 * (pct // 10 + 1)
-            print(f"hear2act eval: {self.done}/{self.total} ({pct}%) {_fmt_s(now - self.t0)}", file=sys.stderr)
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            sys.stderr.write("\n")
-
-
-def _fmt_s(s: float) -> str:
-    if s != s or s == float("inf"):
-        return "?"
-    return f"{int(s // 60)}m{int(s % 60):02d}s"
 
 
 def _bank_hashes(grid: Grid) -> tuple[dict[str, str], str]:
@@ -189,7 +151,7 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
         latest = {row["rollout_id"]: row for row in existing}  # file order: a retry supersedes a failure
         done = {rid for rid, row in latest.items() if not (retry_failed and row.get("failed"))}
         todo = [r for r in planned if r.rollout_id not in done]
-        bar = Progress(len(planned), len(planned) - len(todo), progress)
+        bar = Bar(len(planned), "hear2act eval", done=len(planned) - len(todo), show=progress, log="hear2act eval")
         writer = DurableWriter(path)
         failed = 0
         perceivers: dict[str, Any] = {}

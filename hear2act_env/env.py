@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 import string
-from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -16,17 +13,25 @@ from gymnasium import spaces
 from . import protocol
 from .access import ACCESS, SPEECH_KEYS, Access, get  # noqa: F401 -- SPEECH_KEYS re-exported (the table's home: .access)
 from .audio_space import AudioSpace
+from .charset import charset as observation_charset
+from .charset import sanitize
 from .dialogue.actions import INVALID, KINDS, Action, format_action, parse_action
-from .dialogue.engine import REALIZATIONS, Draws, Reaction, UserEngine, assess
+from .dialogue.engine import Draws, Reaction, UserEngine
 from .dialogue.matchers import DEFAULT_MATCHER, resolve_matcher
-from .dialogue.matching import Matcher, Target
+from .dialogue.matching import Matcher
 from .dialogue.realizer import Realizer
+from .env_args import check_arguments, check_renderer, scenario_list
+from .info import NOT_ASKED, step_info  # noqa: F401 -- NOT_ASKED re-exported (its home: .info)
+from .info import outcome as episode_outcome
 from .privileged import GroundTruth, fork, ground_truth
-from .scenarios import BANK_FILE, Scenario, ScenarioError, load_scenarios, validate
+from .scenarios import Scenario
 from .scenarios.validate import N_OPTIONS  # every valid scenario has exactly this many options
-from .state_tags import StateChannel
+from .state_tags import INTERVENTIONS, StateChannel  # noqa: F401 -- INTERVENTIONS re-exported (home: .state_tags)
 from .vector import ObsText
 
+# The env's parts, one module each: argument checks (env_args), the observation charset and the sanitizer of
+# agent text (charset), the info dicts (info), the access table (access), the text formats (protocol), the
+# state-tag channel (state_tags), the privileged training API (privileged). This module plays the episode.
 MAX_TURNS = 20
 RESET_OPTIONS = ("scenario_id",)  # the keys reset(options=...) accepts; any other is an error
 MAX_UTTERANCE = 1000  # characters of an assistant turn kept in the transcript
@@ -35,96 +40,8 @@ MAX_AUDIO_S = 30
 # What each access condition shows, beyond the options: the table in hear2act_env.access (ACCESS[name].keys).
 SPOKEN = protocol.SPOKEN  # what replaces a user turn's words under an access that hides them
 _NO_SPEECH: dict[str, Any] = {}  # the speech part of a text-only observation (shared: never written to)
-INTERVENTIONS = ("correct", "none", "always_resolved", "always_unresolved", "shuffled")
 _CACHED_ACTION_CHARS = 400  # action strings up to this length are memoised per env ...
 _ACTION_CACHE_SIZE = 4096  # ... up to this many (then the memo starts over)
-
-
-def _chars_of(s: Scenario) -> frozenset[str]:
-    """Every character one scenario's texts can put into an observation."""
-    chars = set(s.request + "".join(o.description for o in s.options))
-    chars.update("".join(r.statement for r in s.requirements))
-    chars.update("".join(n.statement + n.hint for n in s.needs))
-    chars.update("".join(a.worse + a.label for a in s.attributes))
-    return frozenset(chars)
-
-
-def _scenario_chars(scenarios: Sequence[Scenario]) -> set[str]:
-    # Kept per scenario object, so building another env on the same scenarios costs a union, not a scan.
-    return set().union(*(s.derived("chars", _chars_of) for s in scenarios))
-
-
-@lru_cache(maxsize=1)
-def _base_charset() -> frozenset[str]:
-    """Printable ASCII, the observation grammar's phrases and the bundled bank's texts."""
-    chars = set(string.printable) | _scenario_chars(load_scenarios(BANK_FILE))  # never a user bank
-    chars.update("".join(protocol.GRAMMAR.phrases()))
-    return frozenset(chars - {"\x0b", "\x0c"})
-
-
-def _charset(scenarios: Sequence[Scenario]) -> frozenset[str]:
-    """Every character an observation may contain (agent text outside it is replaced by '?')."""
-    base = _base_charset()
-    extra = _scenario_chars(scenarios) - base
-    return base | extra if extra else base
-
-
-def _scenario_list(scenarios: object) -> list[Scenario]:
-    """The scenarios to play, each checked here (at ``make``), not mid-episode.
-
-    A path is loaded (and validated) by :func:`load_scenarios`; a sequence must
-    hold valid :class:`Scenario` objects with distinct ids. Anything else raises
-    :class:`ScenarioError` naming the offending index.
-    """
-    if scenarios is None or isinstance(scenarios, str | Path):
-        return load_scenarios(scenarios)
-    if isinstance(scenarios, Scenario):
-        scenarios = [scenarios]
-    if isinstance(scenarios, Mapping | bytes) or not isinstance(scenarios, Iterable):
-        raise ScenarioError("scenarios", "<argument>",
-                            f"expected a JSONL path or a list of Scenario, got {type(scenarios).__name__}")
-    scenarios = list(scenarios)  # any iterable of Scenario (a tuple, a generator, dict.values(), ...)
-    if not scenarios:
-        raise ScenarioError("scenarios", "<argument>", "the list is empty: no scenarios to play")
-    seen: dict[str, int] = {}
-    for i, s in enumerate(scenarios):
-        if not isinstance(s, Scenario):
-            hint = " (build it with Scenario.from_dict)" if isinstance(s, Mapping) else ""
-            raise ScenarioError(f"scenarios[{i}]", "<item>", f"expected a Scenario, got {type(s).__name__}{hint}")
-        if s.id in seen:
-            raise ScenarioError(f"scenarios[{i}]", "id", f"duplicate of scenarios[{seen[s.id]}] ({s.id!r})")
-        seen[s.id] = i
-        try:
-            validate(s)
-        except ScenarioError as exc:
-            raise ScenarioError(f"scenarios[{i}] ({s.id})", exc.field, exc.rule) from None
-    return list(scenarios)
-
-
-def _check_renderer(renderer: object, voice: object, speech: bool) -> None:
-    """Renderer and voice are checked at ``make``; under a speech access the renderer is built here too."""
-    from .speech.renderers.base import RENDERERS
-
-    if isinstance(renderer, str):
-        if renderer not in RENDERERS:
-            raise ValueError(f"unknown renderer {renderer!r}; choose from {sorted(RENDERERS)} or pass a Renderer")
-    elif renderer is None or not callable(getattr(renderer, "render", None)) \
-            or not all(hasattr(renderer, a) for a in ("name", "version", "sample_rate", "voices")):
-        raise ValueError(f"renderer must be a registered name {sorted(RENDERERS)} or a Renderer object "
-                         f"(name, version, sample_rate, voices, render), got {renderer!r}")
-    if voice is not None and not isinstance(voice, str):
-        raise ValueError(f"voice must be a voice name or None, got {voice!r}")
-    if voice is None or not (speech or not isinstance(renderer, str)):
-        return
-    built = renderer
-    if isinstance(renderer, str):
-        from .speech.renderers import make_renderer
-
-        built = make_renderer(renderer)
-    voices = tuple(getattr(built, "voices", ()))
-    if voice not in voices:
-        raise ValueError(f"unknown voice {voice!r} for renderer {getattr(built, 'name', renderer)!r}; "
-                         f"choose from {voices}")
 
 
 def options_text(s: Scenario) -> str:
@@ -139,16 +56,6 @@ def _opening_table(s: Scenario) -> tuple[str, str, Action]:
     return options_text(s), f"Assistant: {text}", Action("recommend", option=opening)
 
 
-def _routing(target: Target | None) -> dict[str, Any]:
-    """``info["question"]``: where an ASK question was routed (fixed leaf types: str, str, int)."""
-    if target is None:
-        return {"target": "general", "attribute": "", "level": 0}
-    return {"target": target.kind, "attribute": target.attribute, "level": target.level or 0}
-
-
-NOT_ASKED: dict[str, Any] = {"target": "", "attribute": "", "level": 0}
-
-
 class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     """
     ## Description
@@ -161,8 +68,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     all three needs (the *gold*).
 
     Two matched realizations of the same user: under **Explicit lexical**
-    responses (``Hear2Act-Explicit-v1``) an unmet L2/L3 need is stated in
-    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v1``)
+    responses (``Hear2Act-Explicit-v2``) an unmet L2/L3 need is stated in
+    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v2``)
     it is absent from the words: the user says the same assent ("That could
     work...") whether the option is right or not, and only the delivery
     (hesitant, concerned, ...) tells. The full rules are in PROTOCOL.md.
@@ -240,7 +147,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     reads them.
 
     ## Arguments
-    ``gymnasium.make("Hear2Act-Prosody-v1", access="T",
+    ``gymnasium.make("Hear2Act-Prosody-v2", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
     turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
     audio_cache=None, perceiver=None, affect=None, matcher="learned")``
@@ -285,10 +192,15 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``i`` on scenario ``ids[i]``.
 
     ## Version History
-    - v1, revised (the stop after its release; same id, so results made before differ: a bump to v2
-      is due): the bank's requests no longer give a hidden need's premise (155 rewritten, a validator
-      rule), categorical option values are dealt blind (the options' categorical structure ranks the
-      gold less), four value texts softened. The demo table was regenerated.
+    - v2: results changed, so the version moved (``-v0``/``-v1`` raise Gymnasium's
+      ``DeprecatedEnv`` naming ``-v2``). The bank's requests no longer give a hidden
+      need's premise (155 rewritten, a validator rule), categorical option values are
+      dealt blind (the options' categorical structure ranks the gold less) and the deal
+      also matches the gold's count of "desirable" values (values the domain accepts
+      for some need) to an arbitrary candidate's (a validator rule), four value texts
+      softened. The requests and blind deal first shipped under ``-v1``, revised in
+      place for one stop: results recorded under ``-v1`` after 2026-12-01 belong to
+      neither version. The demo table was regenerated.
     - v1: results changed, so the version moved (``-v0`` now raises Gymnasium's
       ``DeprecatedEnv`` naming ``-v1``). The bank was regenerated: the options
       text no longer ranks the gold (the gold takes an arbitrary candidate's
@@ -333,22 +245,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         matcher: str | Matcher = DEFAULT_MATCHER,
     ) -> None:
         condition = get(access)  # ValueError naming the choices
-        if state_intervention not in INTERVENTIONS:
-            raise ValueError(f"state_intervention must be one of {INTERVENTIONS}, got {state_intervention!r}")
-        if state_intervention != "correct" and not condition.takes_intervention:
-            raise ValueError(f"state_intervention={state_intervention!r} needs an access with a state tag")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if realization not in REALIZATIONS:
-            raise ValueError(f"realization must be one of {REALIZATIONS}, got {realization!r}")
-        if not isinstance(max_turns, numbers.Integral) or isinstance(max_turns, bool) or max_turns < 2:
-            raise ValueError(f"max_turns must be an integer of at least 2, got {max_turns!r}")
-        if not isinstance(turn_cost, numbers.Real) or isinstance(turn_cost, bool) \
-                or not math.isfinite(turn_cost) or turn_cost < 0:
-            raise ValueError(f"turn_cost must be a finite number >= 0, got {turn_cost!r}")
-        _check_renderer(renderer, voice, speech=condition.needs_speech)
+        check_arguments(realization=realization, condition=condition, state_intervention=state_intervention,
+                        render_mode=render_mode, render_modes=self.metadata["render_modes"], max_turns=max_turns,
+                        turn_cost=turn_cost)
+        check_renderer(renderer, voice, speech=condition.needs_speech)
         self._matcher = resolve_matcher(matcher)
-        self.scenarios = _scenario_list(scenarios)
+        self.scenarios = scenario_list(scenarios)
         self._by_id = {s.id: i for i, s in enumerate(self.scenarios)}
         self.realization = realization
         self.access = access
@@ -363,15 +265,15 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         self.max_turns = int(max_turns)
         self.turn_cost = float(turn_cost)
         self.render_mode = render_mode
-        charset = _charset(self.scenarios)
+        chars = observation_charset(self.scenarios)
         # ObsText: a Text whose values survive AsyncVectorEnv's shared memory (see hear2act_env.vector).
-        text = ObsText(max_length=MAX_TEXT, min_length=0, charset=charset)
+        text = ObsText(max_length=MAX_TEXT, min_length=0, charset=chars)
         obs_spaces: dict[str, spaces.Space[Any]] = {k: text for k in self.keys}
         if "audio" in self.keys:
             obs_spaces["audio"] = AudioSpace(MAX_AUDIO_S * 16_000)
         self.observation_space = spaces.Dict(obs_spaces)
         self.action_space = spaces.Text(max_length=MAX_UTTERANCE, min_length=0, charset=string.printable)
-        self._charset = charset
+        self._charset = chars
         self.scenario: Scenario | None = None
         # Per-scenario tables built once here, not at every reset: the options text,
         # the opening recommendation's transcript line and its parsed action.
@@ -469,7 +371,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             if hit is not None:
                 return hit
         parsed = parse_action(action, N_OPTIONS)
-        read = parsed, "Assistant: " + self._sanitize(action if isinstance(action, str) else repr(action))
+        text = action if isinstance(action, str) else repr(action)
+        read = parsed, "Assistant: " + sanitize(text, self._charset, MAX_UTTERANCE)
         if isinstance(action, str) and len(action) <= _CACHED_ACTION_CHARS:
             if len(cache) >= _ACTION_CACHE_SIZE:
                 cache.clear()
@@ -491,21 +394,6 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
             self._utterance = (words, delivery, self.draws.pick(2**31, "audio", self.scenario.id, turn))
         return self._utterance
 
-    def _sanitize(self, text: str) -> str:
-        """Whitespace collapsed, at most ``MAX_UTTERANCE`` characters, '?' for characters outside the charset.
-
-        Only a bounded prefix is split (linear in the input, cheap for a 1 MB string), and
-        plain printable ASCII, which the charset always holds, skips the per-character check.
-        """
-        words = text.split(maxsplit=MAX_UTTERANCE)
-        if len(words) > MAX_UTTERANCE:  # the unsplit remainder lies past the kept prefix
-            words.pop()
-        text = " ".join(words)[:MAX_UTTERANCE]
-        if text.isascii() and text.isprintable():
-            return text
-        bad = set(text).difference(self._charset)
-        return text.translate(dict.fromkeys(map(ord, bad), "?")) if bad else text
-
     def _visible_lines(self) -> list[str]:
         """The transcript lines the agent observes (under a words-hidden access, user turns after the request)."""
         lines = self._lines
@@ -523,42 +411,11 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
         return obs
 
     def _info(self, reaction: Reaction, action: Action) -> dict[str, Any]:
-        return {
-            "state": reaction.state,
-            "delivery": reaction.delivery,
-            "action": action.kind,
-            "invalid_action": action.error,
-            "action_note": action.note,
-            "disclosed": tuple(sorted(self.engine.disclosed)),
-            "current": self.engine.current,
-            "turn": self.engine.turn,
-            "question": _routing(reaction.question) if action.kind == "ask" else dict(NOT_ASKED),
-        }
+        return step_info(reaction, action, self.engine)
 
     def _outcome(self, terminated: bool) -> dict[str, Any]:
-        s = self.scenario
-        assert s is not None
-        final = self.engine.current
-        fits = [assess(s, n) for n in self._recs]
-        accepts = sum(a.issue in ("none", "L3", "safe") for a in fits)
-        fullfits = sum(a.issue in ("none", "safe") for a in fits)
-        n = len(fits)
-        return {
-            "scenario_id": s.id,
-            "success": final == s.gold,
-            "final_option": final,
-            "confirmed": terminated,
-            "turns": self.engine.turn,
-            "premature_closure": terminated and final != s.gold,
-            "full_disclosure": len(self.engine.disclosed) == 3,
-            "n_disclosed": len(self.engine.disclosed),
-            "recommendations": n,
-            "accepts": accepts,
-            "fullfits": fullfits,
-            "accept_rate": accepts / n if n else math.nan,  # NaN, not None: one float type for vector envs
-            "fullfit_rate": fullfits / n if n else math.nan,
-            "action_counts": dict(self._counts),
-        }
+        assert self.scenario is not None
+        return episode_outcome(self.scenario, self.engine, self._recs, self._counts, terminated)
 
     @property
     def condition(self) -> Access:

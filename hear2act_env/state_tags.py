@@ -22,6 +22,7 @@ from pathlib import Path
 from .dialogue.engine import DELIVERY, RESOLVED, Draws, Reaction
 from .protocol import LABEL_STATUS, format_tag
 
+INTERVENTIONS = ("correct", "none", "always_resolved", "always_unresolved", "shuffled")  # state_intervention=
 TAG_TABLE = Path(__file__).resolve().parent / "data" / "state-tag-distribution.json"
 UNRESOLVED_LABELS = tuple(label for state, ls in DELIVERY.items() if state != RESOLVED for label in ls)
 

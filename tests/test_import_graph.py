@@ -25,7 +25,7 @@ GROUND = "hear2act_env"
 # Arrows from hear2act_env/ up to agents/eval/training that are allowed for now, each with its reason.
 # (importer, imported) pairs; the target is an empty list (a listed arrow that no longer exists fails the test).
 ALLOWED_UP: list[tuple[str, str]] = [
-    # gymnasium.register's entry point for the SB3 ids (Hear2Act-*-Macro-v1 / -Full-v1) names the discrete
+    # gymnasium.register's entry point for the SB3 ids (Hear2Act-*-Macro-v2 / -Full-v2) names the discrete
     # wrappers' factory as a string: gym.make imports it on use; importing hear2act_env imports nothing above.
     ("hear2act_env", "hear2act.training.wrappers"),
 ]

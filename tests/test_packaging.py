@@ -121,6 +121,8 @@ def test_wheel_top_level_names(wheel: Path) -> None:
                          "hear2act/training/configs/ddp.yaml", "hear2act_env/cli.py"):
             assert required in names, required
         assert any(n.startswith("hear2act/agents/prompts/templates/") and n.endswith(".txt") for n in names)
+        # The router fit's training rows stay in the source checkout (training/data/routing/), and no test data ships.
+        assert not [n for n in names if n.startswith("hear2act/training/data/") or "/tests/" in n]
         metadata = next(z.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
         licences = [n for n in names if "/licenses/" in n]
     assert "License-Expression: Apache-2.0 AND CC-BY-SA-4.0" in metadata
@@ -144,7 +146,7 @@ from hear2act.agents import Agent, make_agent
 import hear2act_env, gymnasium as gym
 from hear2act.eval.rollout import run_episode
 import hear2act.training.wrappers, hear2act.eval.cli
-env = gym.make("Hear2Act-Prosody-v1", access="T+S")
+env = gym.make("Hear2Act-Prosody-v2", access="T+S")
 scenario = hear2act_env.load_scenarios()[0].id
 outcome = run_episode(env, make_agent("state-rule"), scenario, 0)
 files = {name: sys.modules[name].__file__ for name in ("agents", "hear2act.agents", "hear2act_env",

@@ -10,10 +10,6 @@ import pytest
 import hear2act_env  # noqa: F401  (registers the env ids)
 from hear2act.training import rewards
 from hear2act.training.rewards import (
-    CITED_BASE_RATE,
-    QUALITATIVE,
-    acoustic_claims,
-    check_claim,
     claim_score,
     consistency_reward,
     evidence_reward,
@@ -22,11 +18,18 @@ from hear2act.training.rewards import (
     make_reward_funcs,
     overthinking_reward,
 )
+from hear2act_env.speech import claims
+from hear2act_env.speech.claims import CITED_BASE_RATE, QUALITATIVE, acoustic_claims, check_claim
 
 
 def test_doctests_of_every_reward():
     result = doctest.testmod(rewards, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 20 and result.failed == 0
+
+
+def test_doctests_of_the_claim_parser():
+    result = doctest.testmod(claims, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 5 and result.failed == 0
 
 
 def test_rewards_take_conversational_completions_and_return_one_value_each():
@@ -59,7 +62,7 @@ def user_turn():
     pytest.importorskip("hibari")
     from hear2act_env.speech.features import extract
 
-    env = gym.make("Hear2Act-Prosody-v1", access="A+T", disable_env_checker=True)
+    env = gym.make("Hear2Act-Prosody-v2", access="A+T", disable_env_checker=True)
     obs, _ = env.reset(seed=3)
     return obs["audio"], extract(obs["audio"])
 
@@ -125,9 +128,14 @@ def test_every_qualitative_pattern_is_found_and_checked(user_turn):
 
 def test_keywords_reward_reads_the_dialogue_not_just_any_words():
     transcript = ["User: I need a flight under $200.\nAssistant: How about X?\nUser: Sure, that one."]
-    grounded = "<think>The user said sure, but the tone was flat, so a need may be unmet.</think><answer>a</answer>"
+    grounded = ("<think>The user said 'sure, that one', but the tone was flat, so a need may be unmet.</think>"
+                "<answer>a</answer>")
     generic = "<think>The tone was flat, so a need may be unmet.</think><answer>a</answer>"
     high, low = keywords_reward([grounded, generic], transcript * 2, access=["A+T"] * 2)
     assert high == 1.0 and low == 0.75
+    # Echoing a stopword of the turn ("sure", in hear2act_env.dialogue.lexicon.STOP like "okay") is not grounding
+    # (it was before the stopword lists became one); quoting the turn is.
+    echo = "<think>The user said sure, but the tone was flat, so a need may be unmet.</think><answer>a</answer>"
+    assert keywords_reward([echo], transcript, access=["A+T"]) == [0.75]
     # without audio, "the tone was flat" is an unverifiable claim: it earns no delivery keyword
     assert keywords_reward([grounded], transcript, access=["T"]) == [0.75]

@@ -3,12 +3,14 @@
 Question sets (rows ``{"scenario_id", "question", "expect", "attribute", "style"}``, scored by
 :mod:`hear2act_env.dialogue.question_sets`):
 
-- ``tests/data/routing_train/``: the training data, written by separate helpers that saw only the
+- ``training/data/routing/routing_train/`` (beside the fitting tool; not test data): the training data,
+  written by separate helpers that saw only the
   attribute sheets (name, label, values; never keyword lists) and ``hear2act scenarios show``: 48
   domain files (7,500 questions, labelled with an attribute or ``general``) and 5,376 rows written per
   scenario (scenarios -02 to -09). With the older development sources, the project's own
-  agents' questions and two former held-out sets (v1; v3, measured once with an earlier fit at need
-  0.944 / general 0.938 / other 1.000 before it was added) they are what the weights are fitted on.
+  agents' questions and two former held-out sets (``training/data/routing/former_heldout/``: v1; v3,
+  measured once with an earlier fit at need 0.944 / general 0.938 / other 1.000 before it was added)
+  they are what the weights are fitted on.
 - ``heldout_questions_v2.jsonl`` (scenarios -05/-08): used to choose the fitting settings (L2 strength,
   pruning, the general offset), so a validation set, not an honest held-out figure.
 - ``heldout_questions_v4.jsonl`` (scenarios -01/-10, 480 rows): written by another separate helper from
@@ -37,6 +39,8 @@ from hear2act_env.dialogue.router import Router, candidates, question_features, 
 from hear2act_env.scenarios import Scenario
 
 DATA = Path(__file__).parent / "data"
+TRAIN = Path(__file__).resolve().parents[1] / "training" / "data" / "routing"  # the fit's rows (router_data.DATA)
+FORMER = TRAIN / "former_heldout"  # v1 and v3: held out once, training rows now
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +66,10 @@ def test_v2_validation_set(bank):
     assert rate[("all", "other")] >= 0.98, rate
 
 
-@pytest.mark.parametrize("name", ["heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl",
-                                  "heldout_questions_v3.jsonl"])
-def test_held_out_sets_cover_every_domain_and_style(bank, name):
-    rows = read_rows(DATA / name)
+@pytest.mark.parametrize("path", [DATA / "heldout_questions_v4.jsonl", DATA / "heldout_questions_v5.jsonl",
+                                  FORMER / "heldout_questions_v3.jsonl"], ids=lambda p: p.name)
+def test_held_out_sets_cover_every_domain_and_style(bank, path):
+    rows = read_rows(path)
     assert len(rows) >= 400
     assert {bank[r["scenario_id"]].domain for r in rows} == {s.domain for s in bank.values()}
     assert {r["style"] for r in rows} >= {"direct", "preference", "trade-off", "paraphrase"}
@@ -157,7 +161,7 @@ def test_default_matcher_is_the_router_and_the_env_uses_it():
 
     assert default_matcher() is route and resolve_matcher("learned") is route
     assert resolve_matcher("lexical") is match_question
-    env = gym.make("Hear2Act-Explicit-v1")
+    env = gym.make("Hear2Act-Explicit-v2")
     env.reset(seed=0, options={"scenario_id": "budget-airline-tickets-03"})
     _, _, _, _, info = env.step("[ACTION: ASK] Will you want to pick where you sit ahead of time?")
     assert info["question"] == {"target": "need", "attribute": "seating", "level": 1}
@@ -190,7 +194,7 @@ def test_fitting_is_deterministic_and_learns(bank):
     pytest.importorskip("scipy")
     from hear2act.training import router_data, router_fit
 
-    path = DATA / "routing_train" / "budget-airline-tickets.txt"
+    path = TRAIN / "routing_train" / "budget-airline-tickets.txt"
     by_domain = {"budget-airline-tickets": [s for s in bank.values() if s.domain == "budget airline tickets"]}
     rows = list(router_data.read_domain_lines(path))
     examples = router_data.domain_examples(rows, by_domain, per_question=1)
@@ -227,6 +231,23 @@ def test_training_files_name_real_domains_and_attributes(bank):
         router_data.default_examples(list(bank.values()), per_question=1, exclude=["nope"])
 
 
+def test_plans_are_kept_per_scenario_and_router_and_die_with_either(bank):
+    import gc
+    import weakref
+
+    s = Scenario.from_dict(bank["budget-airline-tickets-05"].to_dict())
+    a, b = Router.load(), Router.load()
+    assert a._table(s) is a._table(s) and a._table(s) is not b._table(s)  # one plan per (scenario, router)
+    alive = weakref.ref(b)
+    del b
+    gc.collect()
+    assert alive() is None  # a scenario's plans do not keep a router alive
+    held = weakref.ref(s)
+    del s
+    gc.collect()
+    assert held() is None  # nor a router a scenario
+
+
 def test_decisions_are_remembered_per_scenario_object(bank):
     router = Router.load()
     s = bank["budget-airline-tickets-05"]
@@ -256,8 +277,9 @@ DECISIONS = DATA / "router_decisions.json.gz"
 # The lexical matcher's decisions on the same questions, recorded with matching.py unchanged (commit 1bbb14d)
 # before its phrase tables were assembled from per-attribute parts: ``--record-lexical``.
 LEXICAL_DECISIONS = DATA / "lexical_decisions.json.gz"
-HELD_OUT_SETS = ("dev_questions.jsonl", "heldout_questions.jsonl", "heldout_questions_v2.jsonl",
-                 "heldout_questions_v3.jsonl", "heldout_questions_v4.jsonl", "heldout_questions_v5.jsonl")
+QUESTION_SETS = (DATA / "dev_questions.jsonl", FORMER / "heldout_questions.jsonl", DATA / "heldout_questions_v2.jsonl",
+                 FORMER / "heldout_questions_v3.jsonl", DATA / "heldout_questions_v4.jsonl",
+                 DATA / "heldout_questions_v5.jsonl")
 
 
 def decision_pairs(bank) -> list[tuple[str, str]]:
@@ -269,12 +291,12 @@ def decision_pairs(bank) -> list[tuple[str, str]]:
     """
     from hear2act.training.router_data import read_domain_lines
 
-    names = [*HELD_OUT_SETS, *(f"routing_train/{p.name}" for p in sorted((DATA / "routing_train").glob("*.jsonl")))]
-    pairs = [(r["scenario_id"], r["question"]) for name in names for r in read_rows(DATA / name)]
+    paths = [*QUESTION_SETS, *sorted((TRAIN / "routing_train").glob("*.jsonl"))]
+    pairs = [(r["scenario_id"], r["question"]) for path in paths for r in read_rows(path)]
     by_domain: dict[str, list[str]] = {}
     for sid in sorted(bank):
         by_domain.setdefault(router_mod.slug(bank[sid].domain), []).append(sid)
-    for path in sorted((DATA / "routing_train").glob("*.txt")):
+    for path in sorted((TRAIN / "routing_train").glob("*.txt")):
         for i, (domain, _attr, question) in enumerate(read_domain_lines(path)):
             ids = by_domain[domain]
             pairs += [(ids[i % len(ids)], question), (ids[(i + len(ids) // 2) % len(ids)], question)]

@@ -17,13 +17,14 @@ from hear2act_env.dialogue.engine import DELIVERY, LABELS, collapsed
 from hear2act_env.protocol import GRAMMAR
 from hear2act_env.speech.affect import AFFECT_LABELS, RuleAffect
 from hear2act_env.speech.cache import AudioCache, decode, encode
+from hear2act_env.speech.claims import ABS_FLOOR, check_evidence, within
 from hear2act_env.speech.delivery import CUES, TABLE, draw_targets, mean_targets
 from hear2act_env.speech.enrollment import ENROLL_TEXTS
 from hear2act_env.speech.features import Evidence, extract
 from hear2act_env.speech.perceiver import DELIVERY_ONLY, FEATURES, MASK, WEIGHTS, FeaturePerceiver, fit_logistic
 from hear2act_env.speech.renderers import make_renderer, to_16k
 from hear2act_env.speech.train_perceiver import TRAIN_ASSENT, TRAIN_REJECT
-from hear2act_env.speech.verify import ABS_FLOOR, check_claim, verify, within
+from hear2act_env.speech.verify import verify
 
 ASSENT = GRAMMAR.pool("ASSENT")
 
@@ -202,9 +203,9 @@ def test_tolerance_edges(clip):
     _, f = clip
     derived = f.f0_mean  # ~200 Hz: 15 % is far above the 1 Hz floor
     span = f.speech_span
-    ok = check_claim(Evidence("f0_mean", derived * 1.149, "Hz", span), f)
-    edge = check_claim(Evidence("f0_mean", derived * 0.851, "Hz", span), f)
-    over = check_claim(Evidence("f0_mean", derived * 1.16, "Hz", span), f)
+    ok = check_evidence(Evidence("f0_mean", derived * 1.149, "Hz", span), f)
+    edge = check_evidence(Evidence("f0_mean", derived * 0.851, "Hz", span), f)
+    over = check_evidence(Evidence("f0_mean", derived * 1.16, "Hz", span), f)
     assert ok.passed and edge.passed
     assert not over.passed and "re-derived" in over.reason and over.component == "perceiver"
     assert within(0.1, 0.0, "st") and not within(0.3, 0.0, "st")  # near zero: the absolute floor
@@ -223,10 +224,10 @@ def test_bad_spans_and_provenance_fail(clip):
         Evidence("pause", 0.3, "s", (0.6, 0.9)): "no silence",
     }
     for claim, reason in cases.items():
-        check = check_claim(claim, f)
+        check = check_evidence(claim, f)
         assert not check.passed and reason in check.reason, (claim, check.reason)
     unknown = Evidence("f0_mean", 1.0, "Hz", f.speech_span, source="gpt")
-    assert check_claim(unknown, f).component == "provenance"
+    assert check_evidence(unknown, f).component == "provenance"
 
 
 # -- perceiver --------------------------------------------------------------------------
@@ -375,32 +376,32 @@ ACTIONS = ["[ACTION: ASK] Anything else?", "[ACTION: RECOMMEND] [OPTION: 2] this
 
 
 def test_same_seed_gives_identical_audio_bytes():
-    a = _audio_rollout("Hear2Act-Prosody-v1", "A+T", 4, ACTIONS)
-    b = _audio_rollout("Hear2Act-Prosody-v1", "A+T", 4, ACTIONS)
+    a = _audio_rollout("Hear2Act-Prosody-v2", "A+T", 4, ACTIONS)
+    b = _audio_rollout("Hear2Act-Prosody-v2", "A+T", 4, ACTIONS)
     assert [o["audio"].tobytes() for o in a] == [o["audio"].tobytes() for o in b]
-    c = _audio_rollout("Hear2Act-Prosody-v1", "A+T", 5, ACTIONS)
+    c = _audio_rollout("Hear2Act-Prosody-v2", "A+T", 5, ACTIONS)
     assert [o["audio"].tobytes() for o in a] != [o["audio"].tobytes() for o in c]
 
 
 def test_matched_realizations_hear_the_same_delivery_for_the_same_words():
-    pro = _audio_rollout("Hear2Act-Prosody-v1", "A+T", 7, ACTIONS)
-    exp = _audio_rollout("Hear2Act-Explicit-v1", "A+T", 7, ACTIONS)
+    pro = _audio_rollout("Hear2Act-Prosody-v2", "A+T", 7, ACTIONS)
+    exp = _audio_rollout("Hear2Act-Explicit-v2", "A+T", 7, ACTIONS)
     for p, e in zip(pro, exp, strict=True):
         same_words = p["transcript"].splitlines()[-1] == e["transcript"].splitlines()[-1]
         assert (p["audio"].tobytes() == e["audio"].tobytes()) == same_words
 
 
 def test_access_a_hides_user_words_and_t_s_hat_hides_audio():
-    a = _audio_rollout("Hear2Act-Prosody-v1", "A", 1, ACTIONS[:2])
+    a = _audio_rollout("Hear2Act-Prosody-v2", "A", 1, ACTIONS[:2])
     lines = a[-1]["transcript"].splitlines()
     assert lines[0].startswith("User: ") and "(spoken)" not in lines[0]  # the request stays in words
     assert all(ln == "User: (spoken)" for ln in lines[2::2])
     assert a[-1]["audio"].dtype == np.float32
-    s_hat = _audio_rollout("Hear2Act-Prosody-v1", "T+S_hat", 1, ACTIONS[:2])
+    s_hat = _audio_rollout("Hear2Act-Prosody-v2", "T+S_hat", 1, ACTIONS[:2])
     assert "audio" not in s_hat[-1]
     assert s_hat[-1]["inferred_state"].startswith("AUDIO-INFERRED STATE: ")
     assert "resolved" in s_hat[-1]["inferred_state"]
-    aff = _audio_rollout("Hear2Act-Prosody-v1", "T+affect", 1, ACTIONS[:2])
+    aff = _audio_rollout("Hear2Act-Prosody-v2", "T+affect", 1, ACTIONS[:2])
     assert aff[-1]["affect"] in AFFECT_LABELS
 
 
@@ -409,7 +410,7 @@ def test_audio_env_pickles_mid_episode():
 
     import gymnasium as gym
 
-    env = gym.make("Hear2Act-Explicit-v1", access="A+T", disable_env_checker=True).unwrapped
+    env = gym.make("Hear2Act-Explicit-v2", access="A+T", disable_env_checker=True).unwrapped
     env.reset(seed=2)
     env.step(ACTIONS[0])
     clone = pickle.loads(pickle.dumps(env))

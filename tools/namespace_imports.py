@@ -40,11 +40,11 @@ PACKAGES = ("agents", "eval", "training")
 NAMESPACE = "hear2act"
 TEXT_SUFFIXES = frozenset({".py", ".md", ".ipynb", ".toml", ".yaml", ".yml", ".sh", ".cfg", ".ini", ".rst"})
 TEXT_NAMES = frozenset({"Makefile", "run"})
-# Never rewritten: data (scenario bank, test corpora: their bytes are hashed), this script and its test (its
-# examples are old names), the namespace package and setup.py; nor are .txt files (the prompt templates are
-# hashed into run identities).
-SKIP_PREFIXES = ("hear2act_env/data/", "tests/data/", "tools/namespace_imports.py", "tests/test_packaging.py",
-                 "hear2act/", "setup.py", "LICENSE")
+# Never rewritten: data (scenario bank, test corpora, the router fit's rows: their bytes are hashed), this
+# script and its test (its examples are old names), the namespace package and setup.py; nor are .txt files (the
+# prompt templates are hashed into run identities).
+SKIP_PREFIXES = ("hear2act_env/data/", "tests/data/", "training/data/", "tools/namespace_imports.py",
+                 "tests/test_packaging.py", "hear2act/", "setup.py", "LICENSE")
 STATEMENT_SUFFIXES = frozenset({".py", ".ipynb", ".md"})
 _NAMES = "|".join(PACKAGES)
 # `from agents...` / `from agents import`, at a line start (or after a notebook source string's opening quote).

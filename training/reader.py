@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from hear2act_env.dialogue.actions import parse_action
+from hear2act_env.dialogue.lexicon import STOP
+from hear2act_env.dialogue.stemmer import stem
 from hear2act_env.protocol import TURN_FORMS, parse_turn
 
 # Category of a user turn (what the words say), in a fixed order: the observation's one-hot.
@@ -58,32 +60,16 @@ _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
-def _stem(word: str) -> str:
-    """A small stemmer, consistent across inflections (plural, -ing, -ed, final -e)."""
-    if len(word) <= 3:
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) > 4:
-        word = word[:-2]
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
-
-
 def normalize(text: str) -> list[str]:
-    return [_stem(t) for t in _TOKEN.findall(text.lower().replace("'", ""))]
+    """Lower-case words without apostrophes, stemmed by the project's one stemmer (Porter2)."""
+    return [stem(t) for t in _TOKEN.findall(text.lower().replace("'", ""))]
 
 
-# Words that say nothing about an option value (stemmed like the text they are compared with).
-_STOP = frozenset(w for raw in """
-    a an and any anything are be can do does else for have how i if important in is it like long matter matters
-    me more much my need needs of on one option options or other that the there this to want what when which will
-    with would you your good work works id we wed its at least so since but not no cant really rather prefer nice
-    should could has been am was were they them their our us about just only also too very lot some all get got
-    go going here these those than then wants""".split() for w in normalize(raw))
+# Words that say nothing about an option value: the stopwords (hear2act_env.dialogue.lexicon.STOP, the one list)
+# and the words of wanting and judging below; stemmed like the text they are compared with.
+_STOP = frozenset(w for raw in (*STOP, *"""
+    important long matter matters need needs one option options want wants good nice work works prefer wed least
+    since only get got go going""".split()) for w in normalize(raw))
 
 
 @lru_cache(maxsize=65_536)

@@ -21,20 +21,17 @@ lists, one entry per completion. Weights live in ``GRPOConfig.reward_weights``
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 from importlib.metadata import EntryPoint
 from typing import Any
 
 from hear2act.agents.llm.reasoning import split_reasoning
 from hear2act_env.access import names
 from hear2act_env.dialogue.actions import INVALID, parse_action
+from hear2act_env.dialogue.lexicon import STOP
 from hear2act_env.plugins import PluginError, PluginRegistry, describe, load_entry_point
-from hear2act_env.protocol import PERCEPTION_FIGURES
+from hear2act_env.speech.claims import QUOTED, Claim, acoustic_claims, base_rate, check_claim, clip_features
 
 N_OPTIONS = 11
 MAX_COMPLETION = 256  # CESAR's normaliser of the overthinking penalty
@@ -131,8 +128,8 @@ _VERB_KIND = {"recommend": "recommend", "suggest": "recommend", "propose": "reco
               "switch": "recommend", "confirm": "confirm", "book": "confirm", "finalize": "confirm",
               "finalise": "confirm", "lock in": "confirm", "go with": "go with", "ask": "ask", "question": "ask",
               "clarify": "clarify"}
-# What someone else said or asked is not the assistant's decision: quoted words, and clauses reporting the user.
-_QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?<![\w])'[^']*'(?![\w])")
+# What someone else said or asked is not the assistant's decision: quoted words (speech.claims.QUOTED), and
+# clauses reporting the user.
 _REPORTED = re.compile(
     r"\b(?:since|because|as|although|while|after|when|given that)?\s*(?:the user|the customer|they|she|he)\s+"
     r"(?:has\s+|had\s+|just\s+)?(?:asked|asks|said|says|mentioned|mentions|wanted|wants|requested|requests|"
@@ -142,7 +139,7 @@ _REFUSAL = re.compile(r"^\s*(?:no\b|nope\b|not\b|that won't|that doesn't|that do
 
 
 def _strip_reported(sentence: str) -> str:
-    return _REPORTED.sub(" ", _QUOTED.sub(" ", sentence))
+    return _REPORTED.sub(" ", QUOTED.sub(" ", sentence))
 
 
 def stated_decision(reasoning: str, current: int | None = None) -> tuple[str, int | None] | None:
@@ -261,8 +258,8 @@ AUDIO_ACCESS = frozenset(names(lambda a: a.acoustic_evidence))
 _NEEDS = re.compile(r"\b(need\w*|requirement\w*|prefer\w*|constraint\w*|must|budget|price|priority|"
                     r"option\s*\d+)\b", re.IGNORECASE)
 _LOGIC = re.compile(r"\b(because|since|so|therefore|thus|however|but|although|which means|if)\b", re.IGNORECASE)
-_STOP = frozenset("that this with have from what would could should about there their they them your just "
-                  "really sounds sound good okay like will into than then more some which".split())
+# Words that do not ground a reasoning in the user's turn: the stopwords (the one list) and assent's words.
+_STOP = STOP | frozenset(("sound", "sounds", "good"))
 
 
 def _content_words(text: str) -> set[str]:
@@ -357,175 +354,7 @@ def overthinking_reward(completions: Sequence[Any], completion_ids: Sequence[Seq
 
 
 # -- evidence -----------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Claim:
-    """One acoustic claim found in a reasoning trace."""
-
-    phrase: str  # the words that made it
-    feature: str  # a feature of hear2act_env.speech.features (or f0_rel / rms_rel, relative to the voice)
-    op: str  # "<=", ">=" (a qualitative claim against a threshold) or "=" (a cited value)
-    value: float
-    unit: str = ""
-    span: tuple[float, float] | None = None  # seconds, when a cited value names where it was measured
-
-
-# Qualitative claims: (pattern, feature, op, threshold). Thresholds sit about one standard deviation from the
-# mean of the hibari perceiver's training clips (data/perceiver-hibari.json); level claims (low/high pitch,
-# quiet/loud) are relative to the voice's enrolled neutral baseline.
-_P = r"(?:pitch|intonation|tone|voice|f0)"
-QUALITATIVE: tuple[tuple[str, str, str, float], ...] = (
-    (rf"{_P}\W+(?:\w+\W+){{0,3}}(?:falls?|falling|drops?|dropping|goes down|dips?)|"
-     r"(?:falling|dropping|downward) (?:pitch|intonation|tone)", "f0_final", "<=", -1.0),
-    (rf"{_P}\W+(?:\w+\W+){{0,3}}(?:rises?|rising|goes up)|(?:rising|upward) (?:pitch|intonation|tone)|"
-     r"upspeak", "f0_final", ">=", 1.0),
-    (r"monoton\w*|flat (?:pitch|intonation|tone|voice|delivery)|narrow (?:pitch )?range", "f0_range", "<=", 5.0),
-    (r"(?:lively|animated|expressive|varied|wide) (?:pitch|intonation|tone|voice|range)", "f0_range", ">=", 8.5),
-    (r"\bslow(?:ly|er)?\b|drawn[- ]out|dragg\w*", "speech_rate", "<=", 4.0),
-    (r"\bfast\b|\bquick(?:ly)? (?:speech|pace)|\brapid\w*|\bbrisk\w*", "speech_rate", ">=", 5.2),
-    (r"long pause|paus\w* before|hesitat\w* before|delay\w* before|took a (?:moment|while)", "lead_pause", ">=",
-     0.6),
-    (r"low (?:energy|volume|intensity)|\bquiet(?:ly)?\b|\bsoft(?:ly)?\b|subdued", "rms_rel", "<=", -1.5),
-    (r"high (?:energy|volume|intensity)|\bloud(?:ly)?\b|energetic", "rms_rel", ">=", 1.5),
-    (r"low(?:er)? pitch|deep(?:er)? voice", "f0_rel", "<=", -1.0),
-    (r"high(?:er)? pitch", "f0_rel", ">=", 1.0),
-)
-_QUALITATIVE = tuple((re.compile(p, re.IGNORECASE), f, op, v) for p, f, op, v in QUALITATIVE)
-# Cited values: feature names as the verifier writes them, or the perceiver sentence's wording (the figures of
-# hear2act_env.protocol.PERCEPTION_FIGURES: named before their number, or, like "4.2 syllables/s", after it). Only
-# figures in st are cited this way (the loudness figure, dB over the turn, is not a verifier feature).
-_SENTENCE_BEFORE = {phrase: feature for feature, phrase, unit, after in PERCEPTION_FIGURES
-                    if not after and unit == "st"}
-_SENTENCE_AFTER = {phrase: feature for feature, phrase, _, after in PERCEPTION_FIGURES if after}
-_ALIASES = {**_SENTENCE_BEFORE, "mean pitch": "f0_mean", "pitch slope": "f0_slope", "speech rate": "speech_rate",
-            **_SENTENCE_AFTER, "s before speaking": "lead_pause"}
-_NUM = r"([+-]?\d+(?:\.\d+)?)"
-_CITED = re.compile(r"\b(f0_mean|f0_range|f0_slope|f0_final|rms|speech_rate|lead_pause|pause_total|tilt|"
-                    + "".join(re.escape(p) + "|" for p in _SENTENCE_BEFORE)
-                    + r"mean pitch|pitch slope|speech rate)\s*(?:[=:]|of|is|was)?\s*"
-                    + _NUM + r"\s*(Hz|st/s|st|dB|syll/s|"
-                    + "".join(re.escape(p) + "|" for p in _SENTENCE_AFTER) + r"s)\b"
-                    r"(?:\s*(?:@|at|over|from|in)\s*" + _NUM + r"\s*(?:-|to)\s*" + _NUM + r"\s*s\b)?",
-                    re.IGNORECASE)
-_CITED_AFTER = re.compile(_NUM + r"\s*(" + "".join(re.escape(p) + "|" for p in _SENTENCE_AFTER)
-                          + r"s before speaking)", re.IGNORECASE)
-REL_MARGIN = 0.15  # the 15 % tolerance of the deterministic checks (seed paper 002)
-
-
-# A qualitative word is a claim about the user's voice only when its clause says so: words that name the voice are
-# claims by themselves (pitch, intonation, pause, energy ...); bare adjectives (slow, fast, quiet, soft, loud) need a
-# speech word in the same sentence ("she spoke slowly"), so option words ("fast shipping", "quiet keyboard") are not.
-# Quoted text (the user's words, option names) is never a claim.
-_VOICE_WORD = re.compile(r"pitch|intonation|tone|voice|f0|upspeak|monoton|range|paus|hesitat|delay|energy|volume|"
-                         r"intensity|drawn|dragg|took a", re.IGNORECASE)
-_SPEECH_ANCHOR = re.compile(r"\b(sound\w*|voice|tone|pitch|intonation|spoke|speak\w*|speech|said|says|talk\w*|pace|"
-                            r"delivered|replied|answered|responded)\b", re.IGNORECASE)
-# How often each qualitative claim is true of a user turn by base rate (hibari, prosody realization; measured by
-# benchmarks/evidence_base_rates.py on 99 user turns of 60 training-split episodes, state-rule, seeds 0-59).
-BASE_RATES: dict[tuple[str, str, float], float] = {
-    ("f0_final", "<=", -1.0): 0.465, ("f0_final", ">=", 1.0): 0.212, ("f0_range", "<=", 5.0): 0.242,
-    ("f0_range", ">=", 8.5): 0.475, ("speech_rate", "<=", 4.0): 0.495, ("speech_rate", ">=", 5.2): 0.616,
-    ("lead_pause", ">=", 0.6): 0.525, ("rms_rel", "<=", -1.5): 0.253, ("rms_rel", ">=", 1.5): 0.303,
-    ("f0_rel", "<=", -1.0): 0.283, ("f0_rel", ">=", 1.0): 0.313,
-}
-CITED_BASE_RATE = 0.1  # a cited value within the 15 % tolerance by chance (assumed, not measured)
-
-
-def _blank_quotes(text: str) -> str:
-    return _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
-
-
-def _sentence_at(text: str, start: int) -> str:
-    left = max(text.rfind(p, 0, start) for p in ".!?\n")
-    ends = [i for i in (text.find(p, start) for p in ".!?\n") if i >= 0]
-    return text[left + 1:min(ends) if ends else len(text)]
-
-
-def acoustic_claims(reasoning: str) -> list[Claim]:
-    """Every claim about the user's voice in a reasoning trace, qualitative or a cited value.
-
-    >>> [c.feature for c in acoustic_claims('She wants "fast shipping" and a quiet keyboard. She spoke slowly.')]
-    ['speech_rate']
-
-    >>> [(c.feature, c.op, c.value) for c in acoustic_claims("Her pitch falls at the end; slow, low energy.")]
-    [('f0_final', '<=', -1.0), ('speech_rate', '<=', 4.0), ('rms_rel', '<=', -1.5)]
-    >>> [(c.feature, c.value, c.unit) for c in acoustic_claims("f0_range = 6.2 st and 0.52 s before speaking")]
-    [('f0_range', 6.2, 'st'), ('lead_pause', 0.52, 's')]
-    >>> acoustic_claims("f0_final -2.1 st over 1.20-1.55 s")[0].span
-    (1.2, 1.55)
-    """
-    reasoning = _blank_quotes(reasoning)
-    found: list[tuple[int, Claim]] = []
-    for pattern, feature, op, value in _QUALITATIVE:
-        for m in pattern.finditer(reasoning):
-            if _VOICE_WORD.search(m.group(0)) or _SPEECH_ANCHOR.search(_sentence_at(reasoning, m.start())):
-                found.append((m.start(), Claim(m.group(0), feature, op, value)))
-    for m in _CITED.finditer(reasoning):
-        name = m.group(1).lower()
-        unit = {"syllables/s": "syll/s"}.get(m.group(3), m.group(3))
-        span = (float(m.group(4)), float(m.group(5))) if m.group(4) is not None else None
-        found.append((m.start(), Claim(m.group(0), _ALIASES.get(name, name), "=", float(m.group(2)), unit, span)))
-    for m in _CITED_AFTER.finditer(reasoning):
-        unit = "s" if "before" in m.group(2).lower() else "syll/s"
-        found.append((m.start(), Claim(m.group(0), _ALIASES[m.group(2).lower()], "=", float(m.group(1)), unit)))
-    seen, claims = set(), []
-    for _, c in sorted(found, key=lambda x: x[0]):
-        key = (c.feature, c.op, c.value)
-        if key not in seen:  # one claim counts once however often it is repeated
-            seen.add(key)
-            claims.append(c)
-    return claims
-
-
-@lru_cache(maxsize=1)
-def _baseline() -> tuple[float, float]:
-    from hear2act_env.speech.perceiver import WEIGHTS
-
-    meta = json.loads(WEIGHTS.read_text(encoding="utf-8"))["meta"]["baseline"]
-    return float(meta["f0"]), float(meta["rms"])
-
-
-_FEATURE_CACHE: dict[str, Any] = {}
-
-
-def _features(audio: Any) -> Any:
-    """Re-derived features of one clip, cached by content (the K completions of a group share it)."""
-    import numpy as np
-
-    from hear2act_env.speech.features import extract
-
-    arr = np.ascontiguousarray(np.asarray(audio, dtype=np.float32))
-    key = hashlib.blake2b(arr.tobytes(), digest_size=16).hexdigest()
-    if key not in _FEATURE_CACHE:
-        if len(_FEATURE_CACHE) > 256:
-            _FEATURE_CACHE.clear()
-        _FEATURE_CACHE[key] = extract(arr, 16_000)
-    return _FEATURE_CACHE[key]
-
-
-def check_claim(claim: Claim, features: Any, baseline: tuple[float, float] | None = None) -> bool:
-    """Is the claim true of the re-derived features? Thresholds and cited values get the 15 % tolerance."""
-    import math
-
-    from hear2act_env.speech.verify import within
-
-    f0_base, rms_base = baseline or _baseline()
-    if claim.feature == "f0_rel":
-        derived = 12 * math.log2(features.f0_mean / f0_base) if features.f0_mean > 0 else 0.0
-    elif claim.feature == "rms_rel":
-        derived = features.rms - rms_base
-    else:
-        derived = float(getattr(features, claim.feature))
-    if claim.op == "=" and claim.span is not None:
-        from hear2act_env.speech.features import Evidence
-        from hear2act_env.speech.verify import check_claim as verify_claim
-
-        return verify_claim(Evidence(claim.feature, claim.value, claim.unit, claim.span), features).passed
-    if claim.op == "=":
-        from hear2act_env.speech.features import UNITS
-
-        return claim.unit == UNITS.get(claim.feature, claim.unit) and within(claim.value, derived, claim.unit)
-    margin = REL_MARGIN * abs(claim.value)
-    return derived <= claim.value + margin if claim.op == "<=" else derived >= claim.value - margin
+# The claims about the user's voice, their checker and their base rates: hear2act_env.speech.claims.
 
 
 def prompt_audio(prompt: Any) -> Any | None:
@@ -539,11 +368,6 @@ def prompt_audio(prompt: Any) -> Any | None:
                 if isinstance(part, dict) and part.get("type") == "audio":
                     return part.get("audio")
     return None
-
-
-def base_rate(claim: Claim) -> float:
-    """How often the claim holds of a user turn by chance (:data:`BASE_RATES`; cited values: 0.1)."""
-    return CITED_BASE_RATE if claim.op == "=" else BASE_RATES.get((claim.feature, claim.op, claim.value), 0.5)
 
 
 def claim_score(claim: Claim, verified: bool) -> float:
@@ -570,11 +394,11 @@ def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = 
     ``reference_audio`` (``T+S_hat``: the model read a perceiver's measurements
     of it) -- by the speech layer's feature extractor and checked with the
     verifier's 15 % tolerance; a cited value with a span goes through
-    :func:`hear2act_env.speech.verify.check_claim` whole (provenance, unit,
+    :func:`hear2act_env.speech.claims.check_evidence` whole (provenance, unit,
     span). With no audio at all (``T``, ``T+S``) the model cannot know the delivery, so
     every voice claim scores -1. Words that are not about the voice (option
     features such as "fast shipping", quoted words) are not claims
-    (:func:`acoustic_claims`).
+    (:func:`hear2act_env.speech.claims.acoustic_claims`).
 
     >>> import numpy as np
     >>> t = np.arange(int(1.2 * 16000)) / 16000
@@ -603,7 +427,7 @@ def evidence_reward(completions: Sequence[Any], prompts: Sequence[Any] | None = 
         if clip is None or len(clip) == 0:
             out.append(-1.0)
             continue
-        feats = _features(clip)
+        feats = clip_features(clip)
         out.append(sum(claim_score(cl, check_claim(cl, feats)) for cl in claims) / len(claims))
     return out
 
@@ -658,18 +482,11 @@ def make_reward_funcs(names: Sequence[str] = DEFAULT_REWARDS, **options: dict[st
 
 
 __all__ = [
-    "BASE_RATES",
-    "CITED_BASE_RATE",
     "DEFAULT_REWARDS",
     "MAX_COMPLETION",
-    "QUALITATIVE",
     "REWARDS",
     "REWARD_WEIGHTS",
-    "Claim",
     "accuracy_reward",
-    "acoustic_claims",
-    "base_rate",
-    "check_claim",
     "claim_score",
     "completion_text",
     "consistency_reward",

@@ -3,12 +3,18 @@
 Every row the fit sees comes from one of :data:`SOURCES`, read in this order
 (the order fixes the fitted bytes). The sources are declared so that each is
 reported on its own (``python -m hear2act.training.router_fit --report``) and any can be
-left out of a fit (``--exclude``):
+left out of a fit (``--exclude``). They live beside the tool, in ``training/data/routing/`` (:data:`DATA`):
+fitting is a tool of the training kit, not part of the simulator (which ships only the fitted weights,
+``hear2act_env/data/router.json.gz``) nor a test (``tests/data`` keeps only what tests and benchmarks
+measure: the validation set v2, the held-out sets v4/v5, the development set ``dev_questions.jsonl``). The
+wheel does not ship them: refit from a source checkout.
 
-- ``routing_train``: domain-level questions (``tests/data/routing_train/*.txt``)
+- ``routing_train``: domain-level questions (``routing_train/*.txt``)
   written by separate processes that saw only the attribute sheets and
   ``hear2act scenarios show``, never the keyword lists;
-- ``dev_sources``: the development sources (``dev_questions_src/dev_*.txt``);
+- ``dev_sources``: the development sources (``dev_questions_src/dev_*.txt``; expanded over the
+  scenarios by ``tools/build_dev_questions.py`` into the lexical matcher's development set
+  ``tests/data/dev_questions.jsonl``);
 - ``general_templates``: generic assistant questions (``general_templates.txt``),
   once per domain;
 - ``team_questions``: the team's first hand-written set (``targeted_questions.json``);
@@ -18,10 +24,10 @@ left out of a fit (``--exclude``):
   wording, so they are a separate subset: reported apart and never counted as evidence
   that routing is right (the held-out sets v4/v5 are);
 - ``routing_train_scenario``: rows written per scenario (``routing_train/*.jsonl``);
-- ``former_heldout``: v1 and v3, held-out sets that became development sets once
-  measured and read (v1: the lexical matcher's frames; v3: the first router's figure).
+- ``former_heldout``: v1 and v3 (``former_heldout/``), held-out sets that became development sets once
+  measured and read (v1: the lexical matcher's frames; v3: the first router's figure), then training rows.
 
-``heldout_questions_v2.jsonl`` is the validation set (it chose the fitting settings,
+``tests/data/heldout_questions_v2.jsonl`` is the validation set (it chose the fitting settings,
 :mod:`hear2act.training.router_fit`); v4 and v5 are never read here.
 """
 
@@ -36,7 +42,7 @@ from pathlib import Path
 from hear2act_env.dialogue.router import GENERAL, candidates, slug
 from hear2act_env.scenarios import Scenario
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+DATA = Path(__file__).resolve().parent / "data" / "routing"  # the training rows (a source checkout's)
 SOURCES = ("routing_train", "dev_sources", "general_templates", "team_questions", "own_agents",
            "routing_train_scenario", "former_heldout")
 OWN_AGENTS = "own_agents"  # the project's own agents' questions: a declared, separately reported subset
@@ -149,8 +155,8 @@ def default_examples(bank: list[Scenario], per_question: int = 4, data: Path = D
         out += domain_examples(own, by_domain, 1, [OWN_AGENTS] * len(own))
     ids = {s.id: s for s in bank}
     per_scenario = [(p, "routing_train_scenario") for p in sorted((data / "routing_train").glob("*.jsonl"))]
-    per_scenario += [(data / "heldout_questions.jsonl", "former_heldout"),
-                     (data / "heldout_questions_v3.jsonl", "former_heldout")]
+    per_scenario += [(data / "former_heldout" / "heldout_questions.jsonl", "former_heldout"),
+                     (data / "former_heldout" / "heldout_questions_v3.jsonl", "former_heldout")]
     for path, source in per_scenario:
         if source in skip:
             continue

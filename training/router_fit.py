@@ -30,8 +30,8 @@ v4/v5/v2 need-targeted 0.972/0.958/0.958 without them, 0.969/0.948/0.951 with; b
 the own agents' rows routed right without them, 0.999 with).
 
 Run ``python -m hear2act.training.router_fit`` (``--help``) from a source checkout (the
-rows are in ``tests/data``); it needs scipy (``pip install "hear2act[dev]"``),
-the router itself does not. Nothing under ``hear2act_env`` imports this module.
+rows are in ``training/data/routing/``, beside this tool; the wheel does not ship them); it needs
+scipy (``pip install "hear2act[dev]"``), the router itself does not. Nothing under ``hear2act_env`` imports this module.
 """
 
 from __future__ import annotations
@@ -186,8 +186,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--min-count", type=int, default=1, help="keep features seen in at least this many questions")
     ap.add_argument("--out", type=Path, default=WEIGHTS_PATH, help="where to write the weights")
     ap.add_argument("--data", type=Path, default=DATA,
-                    help="folder with routing_train/, dev_questions_src/, targeted_questions.json (a source checkout's "
-                         "tests/data)")
+                    help="folder with routing_train/, dev_questions_src/, targeted_questions.json, former_heldout/ "
+                         "(default: a source checkout's training/data/routing)")
     ap.add_argument("--exclude", action="append", default=[], choices=SOURCES, metavar="SOURCE",
                     help=f"leave a source out of the fit (repeatable; one of {', '.join(SOURCES)})")
     ap.add_argument("--report", action="store_true",

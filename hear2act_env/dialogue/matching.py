@@ -54,7 +54,6 @@ learned router); the matcher registry (``MATCHERS``, ``resolve_matcher``) is
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -289,23 +288,18 @@ def _build(scenario: Scenario) -> Table:
     return Table(tuple(targets), domain, numeric, frozen)
 
 
-# Tables keyed by the scenario object's identity (hashing a frozen scenario is costly);
-# a weak reference checks the entry still belongs to that object, and a finalizer drops it.
-_TABLES: dict[int, tuple[weakref.ref[Scenario], Table]] = {}
 BUILDS = {"count": 0}  # how many tables were compiled (tests check reuse)
 
 
-def table_for(scenario: Scenario) -> Table:
-    """The scenario's compiled phrase table, built on first use and kept while the scenario lives."""
-    key = id(scenario)
-    hit = _TABLES.get(key)
-    if hit is not None and hit[0]() is scenario:
-        return hit[1]
-    table = _build(scenario)
+def _counted_build(scenario: Scenario) -> Table:
     BUILDS["count"] += 1
-    _TABLES[key] = (weakref.ref(scenario), table)
-    weakref.finalize(scenario, _TABLES.pop, key, None)
-    return table
+    return _build(scenario)
+
+
+def table_for(scenario: Scenario) -> Table:
+    """The scenario's compiled phrase table, built on first use and kept on the scenario object
+    (:meth:`Scenario.derived`: it lives and dies with the scenario)."""
+    return scenario.derived("lexical_table", _counted_build)
 
 
 # -- scoring -----------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ work while they have your car?" is about a loaner, or that "How many people do
 you usually cook for?" asks about the user, not the oven. Those are facts
 about how assistants talk in each domain, and they are learned here from
 questions written by separate processes that saw only what a user of the
-benchmark sees (``tests/data/routing_train/``; the tool ``python -m hear2act.training.router_fit``
-fits the weights, outside the simulator).
+benchmark sees (``training/data/routing/`` of a source checkout; the tool
+``python -m hear2act.training.router_fit`` fits the weights, outside the simulator).
 
 **Model.** For a question in a scenario the candidates are every attribute of
 the scenario's domain (those the scenario lacks too) and *general*. Each
@@ -58,7 +58,6 @@ import gzip
 import itertools
 import json
 import re
-import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -193,9 +192,9 @@ class Router:
         self.general_offset = float(weights.get("general_offset", 0.0))
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
-        # Per scenario object: each candidate's weight classes (the shared dictionaries of ``classes``,
-        # no copies) and a decision memo. Nothing is built per scenario beyond these few references.
-        self._tables: dict[int, tuple[weakref.ref[Scenario], _Plan, dict[str, Target | None]]] = {}
+        # Per scenario object (Scenario.derived_for, kept on the scenario for this router): each candidate's
+        # weight classes (the shared dictionaries of ``classes``, no copies) and a decision memo. Nothing is
+        # built per scenario beyond these few references.
 
     @classmethod
     def load(cls, path: Path | str = WEIGHTS_PATH) -> Router:
@@ -210,16 +209,12 @@ class Router:
 
     def _table(self, scenario: Scenario) -> tuple[_Plan, dict[str, Target | None]]:
         """The scenario's plan (per candidate, its classes' lookups) and its decision memo; microseconds."""
-        key = id(scenario)
-        hit = self._tables.get(key)
-        if hit is not None and hit[0]() is scenario:
-            return hit[1], hit[2]
+        return scenario.derived_for(self, "router_plan", self._build_table)
+
+    def _build_table(self, scenario: Scenario) -> tuple[_Plan, dict[str, Target | None]]:
         plan = tuple((i, tuple(self.classes[k].get for k in c.keys if k in self.classes))
                      for i, c in enumerate(candidates(scenario)))
-        memo: dict[str, Target | None] = {}
-        self._tables[key] = (weakref.ref(scenario), plan, memo)
-        weakref.finalize(scenario, self._tables.pop, key, None)
-        return plan, memo
+        return plan, {}
 
     def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
         """Every candidate with its score, in candidate order."""

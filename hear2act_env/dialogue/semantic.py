@@ -37,7 +37,6 @@ no sampling); embeddings are computed once per scenario object.
 
 from __future__ import annotations
 
-import weakref
 import zipfile
 from functools import lru_cache
 from importlib.util import find_spec
@@ -132,6 +131,11 @@ def _texts(scenario: Scenario) -> tuple[list[Target], list[str], list[int]]:
     return targets, texts, owner
 
 
+def _embedded(scenario: Scenario) -> tuple[list[Target], Any, list[int]]:
+    targets, texts, owner = _texts(scenario)
+    return targets, embed(texts), owner
+
+
 class SemanticMatcher:
     """``(scenario, question) -> Target | None``; see the module docstring."""
 
@@ -139,20 +143,12 @@ class SemanticMatcher:
         self.min_similarity = min_similarity
         self.margin = margin
         self.min_lexical = min_lexical
-        self._tables: dict[int, tuple[weakref.ref[Scenario], tuple[list[Target], Any, list[int]]]] = {}
         self._general = embed(list(GENERAL_PROTOTYPES))
         self._question = lru_cache(maxsize=4096)(lambda q: embed([q])[0])
 
     def _table(self, scenario: Scenario) -> tuple[list[Target], Any, list[int]]:
-        key = id(scenario)
-        hit = self._tables.get(key)
-        if hit is not None and hit[0]() is scenario:
-            return hit[1]
-        targets, texts, owner = _texts(scenario)
-        table = (targets, embed(texts), owner)
-        self._tables[key] = (weakref.ref(scenario), table)
-        weakref.finalize(scenario, self._tables.pop, key, None)
-        return table
+        """The scenario's targets, their texts' embeddings and owners (a pure function of the scenario: kept on it)."""
+        return scenario.derived("semantic_table", _embedded)
 
     def similarity(self, scenario: Scenario, question: str) -> tuple[dict[Target, float], float]:
         """Best cosine per attribute, and the best cosine to a general prototype."""

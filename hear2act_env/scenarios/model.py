@@ -9,6 +9,7 @@ author cannot make an option "gold" by labelling it so.
 from __future__ import annotations
 
 import operator
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
@@ -335,6 +336,21 @@ class Scenario:
             return self.__dict__[key]
         except KeyError:
             value = self.__dict__[key] = build(self)  # the instance dict: a frozen dataclass forbids setattr
+            return value
+
+    def derived_for(self, owner: object, name: str, build: Callable[[Scenario], _T]) -> _T:
+        """``build(self)``, computed once per scenario object and ``owner`` (hashed by identity: a matcher
+        with its own weights), kept on the scenario and dropped when the owner is collected.
+
+        The one per-scenario cache for tables that depend on something besides the scenario (the learned
+        router's plan, the semantic matcher's embeddings); :meth:`derived` for those that do not.
+        """
+        per_owner: weakref.WeakKeyDictionary[object, _T] = self.derived(
+            f"per_owner_{name}", lambda _s: weakref.WeakKeyDictionary())
+        try:
+            return per_owner[owner]
+        except KeyError:
+            value = per_owner[owner] = build(self)
             return value
 
     # -- lookups ---------------------------------------------------------

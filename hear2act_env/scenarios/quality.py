@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+from ..dialogue.lexicon import STOP
+from ..dialogue.stemmer import stem
+
 # Things that betray a template or an unfinished draft in user-facing text.
 _ARTEFACTS = (
     (re.compile(r"[{}<>\[\]]"), "contains a bracket or brace"),
@@ -43,42 +46,33 @@ def is_bare_answer(text: str) -> bool:
 
 
 # -- does a text state a hidden need? ------------------------------------------------
-# A fixed, small normaliser of its own (not the question matcher's, which may grow):
-# lower-case words, light stemming, so "PTSD", "photos"/"photo", "backpacking"/"backpack"
-# meet. Single words too generic to name a need on their own never count.
+# Lower-case words, Porter2-stemmed (:func:`premise_stem`), so "PTSD", "photos"/"photo",
+# "backpacking"/"backpack" meet. Single words too generic to name a need on their own never count: the
+# stopwords (:data:`hear2act_env.dialogue.lexicon.STOP`, the one list) and the generic words below.
 _WORD = re.compile(r"[a-z0-9]+")
-_GENERIC = frozenset(
+_GENERIC = STOP | frozenset(
     """
-    a an and any anything are be can do does else for have how i if important in is it like long
-    matter matters me more much my need needs of on one option options or other that the there this
-    to want what when which will with would you your good work works get make take go new best
+    important long matter matters need needs one option options want good work works get make take go new best
     """.split()
     # Units of a visible bound ("$150 an hour", "$11 a serving"): part of the request's numbers.
     + """hour day week month year night visit serving session person head ticket shipment mile""".split()
 )
 
 
-def _stem(word: str) -> str:
-    if len(word) <= 3:
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "ches", "shes", "zes", "uses")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) > 4:
-        word = word[:-2]
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
+def premise_stem(word: str) -> str:
+    """The stem the premise and hidden-need rules compare: Porter2 (:func:`hear2act_env.dialogue.stemmer.stem`,
+    the matcher's and the reader's; one stemmer in the project), so derivations meet too
+    ("inherited"/"inheritance", "adopted"/"adoption", "setting"/"set").
+
+    >>> [premise_stem(w) for w in ("photos", "backpacking", "inherited", "inheritance", "supplies")]
+    ['photo', 'backpack', 'inherit', 'inherit', 'suppli']
+    """
+    return stem(word)
 
 
 def words(text: str) -> str:
     """Normalised words joined by spaces, padded so phrases match on word boundaries."""
-    return " " + " ".join(_stem(w) for w in _WORD.findall(text.lower().replace("'", " "))) + " "
+    return " " + " ".join(premise_stem(w) for w in _WORD.findall(text.lower().replace("'", " "))) + " "
 
 
 def phrases_in(text: str, phrases: list[str] | tuple[str, ...]) -> list[str]:
@@ -92,7 +86,7 @@ def phrases_in(text: str, phrases: list[str] | tuple[str, ...]) -> list[str]:
     return found
 
 
-_GENERIC_STEMS = frozenset(_stem(w) for w in _GENERIC)
+_GENERIC_STEMS = frozenset(premise_stem(w) for w in _GENERIC)
 
 
 # How a request words a numeric bound (PROTOCOL.md "Scenario": words of a bound mean
@@ -142,36 +136,30 @@ def bound_words(request: str, value: float) -> str | None:
 # -- does the request state the premise behind a hidden need? ------------------------
 # The assistant sees the request, never the persona: a content word the request shares
 # with a need's statement or hint ("with our toddler" and "my toddler climbs stairs")
-# hands the assistant the reason for the need. Function words, everyday words, day and
-# number words and the domain's own topic words never count.
+# hands the assistant the reason for the need. Function words (the stopwords, through
+# _GENERIC), everyday words, day and number words and the domain's own topic words never count.
 _PREMISE_GENERIC = frozenset(
     """
-    about above after again all also am as at been before being below between both but by could did
-    doing done during each either ever from had has having he her here him his into its just let
-    mine most no nor not off once our out over own per please rather really same she should so some
-    something than their them then these they those through too under until up us very was we were
-    where whether while who whom why yet already still even maybe way bit little quite lot lots
-    short time times early late big small large size great high higher low lower free extra plan
-    keep use using used working home people family find look looking right left top side level
-    amount number enough least part whole main basic standard regular simple total overall type
-    style place around near far away back ahead next pay paid spend cost price money fee fees charge
-    cheap cheapest expensive budget afford save feel think know love hate mind worry worried bother
-    comfortable happy sit stay live come someone everyone everything support feature features
-    mostly usually certain specific particular fit give now run see anymore turn show check buy
-    build handle job company business product local hard just really soon last say said sure
-    one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty
-    got planned planning first every only old start help since going getting doing having making
-    taking weekend weekends tonight today tomorrow monday tuesday wednesday thursday friday saturday sunday
-    spring summer fall winter january february march april may june july august september
-    october november december minute minutes hours days weeks months years rated rating reviews
+    short time times early late big small large size great high higher low lower free extra plan keep use using
+    used working home people family find look looking right left top side level amount number enough least part
+    whole main basic standard regular simple total overall type style place around near far away back ahead next
+    pay paid spend cost price money fee fees charge cheap cheapest expensive budget afford save feel think know
+    love hate mind worry worried bother comfortable happy sit stay live come someone everyone everything support
+    feature features mostly usually certain specific particular fit give now run see anymore turn show check buy
+    build handle job company business product local hard soon last say said one two three four five six seven
+    eight nine ten eleven twelve twenty thirty forty fifty sixty got planned planning first every only old start
+    help since going getting making taking weekend weekends tonight today tomorrow monday tuesday wednesday
+    thursday friday saturday sunday spring summer fall winter january february march april may june july august
+    september october november december minute minutes hours days weeks months years rated rating reviews
+    don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn
     """.split()
 )
-_PREMISE_STOP = _GENERIC_STEMS | frozenset(_stem(w) for w in _PREMISE_GENERIC)
+_PREMISE_STOP = _GENERIC_STEMS | frozenset(premise_stem(w) for w in _PREMISE_GENERIC)
 
 
 def content_stems(text: str) -> frozenset[str]:
     """The stems of ``text`` that can carry a premise (generic words, numbers, short words excepted)."""
-    found = {_stem(w) for w in _WORD.findall(text.lower().replace("'", " "))}
+    found = {premise_stem(w) for w in _WORD.findall(text.lower().replace("'", " "))}
     return frozenset(s for s in found if len(s) > 2 and not s.isdigit() and s not in _PREMISE_STOP)
 
 

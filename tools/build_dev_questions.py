@@ -1,11 +1,12 @@
-"""Regenerate ``tests/data/dev_questions.jsonl`` from the domain-level questions in this folder.
+"""Regenerate ``tests/data/dev_questions.jsonl`` (the lexical matcher's development set) from the domain-level
+questions of ``training/data/routing/dev_questions_src/`` (the router's ``dev_sources`` training rows).
 
 Each ``dev_*.txt`` line is ``attribute: S:question | S:question`` under a ``# domain-slug`` header
 (S: D direct, P preference, T trade-off, R paraphrase). A question is expanded over the domain's
 scenarios: every scenario whose need is on that attribute (expect ``L1``/``L2``/``L3``), up to two
 where the attribute is not a need (``other``), three per general question (``general``); and the
 generic assistant questions of ``general_templates.txt`` (``{thing}``: the domain) once per domain.
-Run after the bank is regenerated: ``python tests/data/dev_questions_src/build.py``.
+Run after the bank is regenerated: ``python tools/build_dev_questions.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from pathlib import Path
 from hear2act_env import load_scenarios
 from hear2act_env.scenarios.content import slugify
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ROOT / "training" / "data" / "routing" / "dev_questions_src"
+OUT = ROOT / "tests" / "data" / "dev_questions.jsonl"
 STYLE = {"D": "direct", "P": "preference", "T": "trade-off", "R": "paraphrase"}
 
 
@@ -42,7 +45,7 @@ def main() -> None:
     for s in load_scenarios():
         by_domain[slugify(s.domain)].append(s)
     rows: list[dict] = []
-    for path in sorted(HERE.glob("dev_*.txt")):
+    for path in sorted(SOURCES.glob("dev_*.txt")):
         slug = ""
         for line in path.read_text().splitlines():
             if line.startswith("# "):
@@ -53,7 +56,7 @@ def main() -> None:
                     code, question = item.strip().split(":", 1)
                     rows += expand(by_domain, slug, attr, i, STYLE[code], question.strip())
     # Generic questions an assistant asks about the person or the decision (general), one scenario each.
-    templates = (HERE / "general_templates.txt").read_text().splitlines()
+    templates = (SOURCES / "general_templates.txt").read_text().splitlines()
     for d, slug in enumerate(sorted(by_domain)):
         scen = by_domain[slug]
         thing = scen[0].domain
@@ -62,9 +65,8 @@ def main() -> None:
             rows.append(dict(scenario_id=s.id, question=t.format(thing=thing), expect="general", attribute=None,
                              style="direct"))
     rows.sort(key=lambda r: (r["scenario_id"], r["expect"], r["question"]))
-    out = HERE.parent / "dev_questions.jsonl"
-    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    print(f"{len(rows)} rows -> {out}")
+    OUT.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(f"{len(rows)} rows -> {OUT}")
 
 
 if __name__ == "__main__":
