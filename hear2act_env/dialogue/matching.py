@@ -54,11 +54,9 @@ learned router); the matcher registry (``MATCHERS``, ``resolve_matcher``) is
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from ..scenarios import Scenario
 from .stemmer import stem
@@ -126,15 +124,100 @@ def _phrase_weight(stems: tuple[str, ...], strong_cost: bool = False) -> float:
 
 
 # -- per-scenario tables -----------------------------------------------------------------------
+_Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primary), in first-added order
+_Entry = tuple[tuple[str, ...], float, int, bool]  # (stems, weight, target index, is a cost phrase)
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """Phrases one source gives an attribute (its own words and values, a need's keywords, a need's
+    statement): stems -> (weight, primary), the phrases by first stem, and its own single words."""
+
+    entries: _Phrases
+    by_first: dict[str, tuple[tuple[str, ...], ...]]
+    named: frozenset[tuple[str, ...]]  # single-word phrases of its own words (not for visible attributes)
+
+
+def _layer(entries: _Phrases, named: frozenset[tuple[str, ...]] = frozenset()) -> _Layer:
+    by_first: dict[str, list[tuple[str, ...]]] = {}
+    for st in entries:
+        by_first.setdefault(st[0], []).append(st)
+    return _Layer(entries, {k: tuple(v) for k, v in by_first.items()}, named)
+
+
+_NO_LAYER = _layer({})
+
+
 @dataclass(frozen=True)
 class Table:
-    """One scenario's compiled phrases: first stem -> [(stems, weight, target index)]."""
+    """One scenario's phrases: per target, its layers (an attribute's own layer is shared by the scenarios
+    of its domain; a need adds two small ones); :meth:`phrases` compiles a first stem's entries on use."""
 
     targets: tuple[Target, ...]
     domain: tuple[str, ...]  # the domain's name, stemmed: names the product category, not an attribute
     numeric: frozenset[str]  # visible attributes with numeric values (price, rating): the trade-off rule
-    # first stem -> [(stems, weight, target index, is a cost phrase)]
-    index: dict[str, tuple[tuple[tuple[str, ...], float, int, bool], ...]]
+    layers: tuple[tuple[_Layer, ...], ...]  # per target
+    named: tuple[frozenset[tuple[str, ...]], ...]  # per target: its own single words (sole-owner rule)
+    title: tuple[frozenset[tuple[str, ...]], ...]  # per target: its name and label stems
+    compiled: dict[str, tuple[_Entry, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def phrases(self, first: str) -> tuple[_Entry, ...]:
+        """The phrases that start with the stem ``first``: (stems, weight, target index, is a cost phrase),
+        longest first; compiled on first use and kept."""
+        got = self.compiled.get(first)
+        if got is None:
+            got = self.compiled[first] = _compile(self, first)
+        return got
+
+
+def _merged(layers: tuple[_Layer, ...], stems: tuple[str, ...]) -> tuple[float, bool] | None:
+    """A phrase's (weight, primary) over a target's layers: a primary claim beats a secondary one, then the
+    higher weight wins (what adding the layers' phrases one by one with :func:`_add` keeps)."""
+    best = None
+    for layer in layers:
+        v = layer.entries.get(stems)
+        if v is not None and (best is None or (best[1], best[0]) < (v[1], v[0])):
+            best = v
+    return best
+
+
+def _compile(table: Table, first: str) -> tuple[_Entry, ...]:
+    # A single word several attributes claim says little about which one is meant ("kids" in a
+    # pediatrician scenario). Where some attributes own the word, they share it and the others'
+    # secondary claims count half; where none owns it, the secondary claims share it.
+    single = (first,)
+    claims: list[tuple[int, tuple[str, ...], tuple[float, bool]]] = []
+    n_own = n_other = 0
+    for ti, layers in enumerate(table.layers):
+        found = [layer.by_first[first] for layer in layers if first in layer.by_first]
+        if not found:
+            continue
+        for stems in (found[0] if len(found) == 1 else dict.fromkeys(s for f in found for s in f)):
+            claim = _merged(layers, stems)
+            if claim is None:
+                continue
+            claims.append((ti, stems, claim))
+            if len(stems) == 1:
+                if claim[1]:
+                    n_own += 1
+                else:
+                    n_other += 1
+    out: list[_Entry] = []
+    for ti, stems, (weight, primary) in claims:
+        if len(stems) == 1:
+            if primary:
+                if n_own == 1 and first in WEAK_STEMS and single in table.named[ti]:
+                    # An attribute's own weak keyword, nobody else's; its name or label counts whole
+                    # ("setting", "time" for a table time).
+                    weight = 1.0 if single in table.title[ti] else SOLE_WEAK_WEIGHT
+                weight /= n_own**OWNER_SHARE_POWER
+            elif n_own:
+                weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
+            else:
+                weight /= (n_other or 1) ** SHARE_POWER
+        out.append((stems, weight, ti, _is_cost(stems)))
+    out.sort(key=lambda e: -len(e[0]))
+    return tuple(out)
 
 
 def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
@@ -146,9 +229,6 @@ def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
     return out
 
 
-_Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primary), in first-added order
-
-
 def _add(entries: _Phrases, stems: tuple[str, ...], weight: float, primary: bool) -> None:
     """Keep a phrase's weight: a primary claim beats a secondary one, then the higher weight wins."""
     old = entries.get(stems)
@@ -156,136 +236,115 @@ def _add(entries: _Phrases, stems: tuple[str, ...], weight: float, primary: bool
         entries[stems] = (weight, primary)
 
 
+def _own_phrases(entries: _Phrases, own_stems: list[tuple[str, ...]], strong_cost: bool,
+                 topic: frozenset[str]) -> None:
+    for st in own_stems:
+        weight = 1.0 if len(st) == 2 and st[0] == "how" else _phrase_weight(st, strong_cost)
+        _add(entries, st, weight, True)
+        for s in st if len(st) > 1 else ():  # one word of a label or key phrase
+            _add(entries, (s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, strong_cost),
+                 False)
+
+
+def _price_like(entries: _Phrases, own_stems: list[tuple[str, ...]]) -> None:
+    if COST_STEMS & {w for st in own_stems for w in st}:
+        for w in COST_STEMS:  # a price-like visible attribute is reached by every cost word
+            _add(entries, (w,), 1.0, False)
+
+
 @lru_cache(maxsize=8192)
 def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...], values: tuple[str, ...],
-                    topic: frozenset[str]) -> tuple[_Phrases, frozenset[tuple[str, ...]], frozenset[tuple[str, ...]],
-                                                    tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]]:
-    """One attribute's phrases from its own words and values (a need's statement and hint come after, in
-    :func:`_said_phrases`), its own single words and its title (name and label) stems: a pure function
-    of its texts, so the scenarios of a domain share it, and its single words (:func:`_singles`).
-    Read-only: callers copy the phrases."""
+                    topic: frozenset[str]) -> tuple[_Layer, frozenset[tuple[str, ...]]]:
+    """An attribute's own layer (from its own words and values) and its title (name and label) stems: a pure
+    function of its texts, so the scenarios of a domain share it (a need's keywords and statement are
+    layers of their own, :func:`_keyword_phrases` and :func:`_said_phrases`). Read-only."""
     # Primary phrases are the attribute's own words (name, label, keywords, a need's keywords, whole
     # values); secondary ones are single words taken from values, labels, statements and concept families.
     entries: _Phrases = {}
-
-    def add(stems: tuple[str, ...], weight: float, primary: bool) -> None:
-        _add(entries, stems, weight, primary)
-
     strong_cost = kind == "visible"
     own_stems = [text_stems(p.replace("_", " ")) for p in own]
     value_stems = [text_stems(v) for v in values]
-    for st in own_stems:
-        weight = 1.0 if len(st) == 2 and st[0] == "how" else _phrase_weight(st, strong_cost)
-        add(st, weight, True)
-        for s in st if len(st) > 1 else ():  # one word of a label or key phrase
-            add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, strong_cost), False)
+    _own_phrases(entries, own_stems, strong_cost, topic)
     named: frozenset[tuple[str, ...]] = frozenset()
     title: frozenset[tuple[str, ...]] = frozenset()
     if kind != "visible":  # its own single words, for the sole-owner rule
         named = frozenset(st for st in own_stems if len(st) == 1)
         title = frozenset({text_stems(attribute.replace("_", " ")), text_stems(label)})
     for st in value_stems:
-        add(st, _phrase_weight(st), True)  # the whole value, as written
+        _add(entries, st, _phrase_weight(st), True)  # the whole value, as written
         for s in st:  # and each of its words, the topic ones faintly
-            add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), False)
+            _add(entries, (s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), False)
     for st in _family_words(own_stems + value_stems):
-        add(st, _phrase_weight(st, strong_cost), False)
-    if kind == "visible" and not values and COST_STEMS & {w for st in own_stems for w in st}:
-        for w in COST_STEMS:  # a price-like visible attribute is reached by every cost word
-            add((w,), 1.0, False)
-    return entries, named, title, _singles(entries)
+        _add(entries, st, _phrase_weight(st, strong_cost), False)
+    if kind == "visible" and not values:
+        _price_like(entries, own_stems)
+    return _layer(entries, named), title
 
 
-def _singles(entries: _Phrases) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
-    """The single-word phrases, claimed as the attribute's own (primary) and otherwise."""
-    return (tuple(st for st, (_w, p) in entries.items() if len(st) == 1 and p),
-            tuple(st for st, (_w, p) in entries.items() if len(st) == 1 and not p))
+@lru_cache(maxsize=4096)
+def _keyword_phrases(kind: str, keywords: tuple[str, ...], has_values: bool, topic: frozenset[str]) -> _Layer:
+    """A need's keywords as its attribute's own words (the same rules as :func:`_target_phrases`)."""
+    entries: _Phrases = {}
+    strong_cost = kind == "visible"
+    own_stems = [text_stems(p.replace("_", " ")) for p in keywords]
+    _own_phrases(entries, own_stems, strong_cost, topic)
+    for st in _family_words(own_stems):
+        _add(entries, st, _phrase_weight(st, strong_cost), False)
+    if kind == "visible" and not has_values:
+        _price_like(entries, own_stems)
+    return _layer(entries, frozenset(st for st in own_stems if len(st) == 1) if kind != "visible" else frozenset())
 
 
-def _said_phrases(phrases: _Phrases, said: tuple[str, ...], topic: frozenset[str]) -> _Phrases:
-    """An attribute's phrases with its need's statement and hint words added (last, as single words)."""
-    if not said:
-        return phrases
-    entries = dict(phrases)
+def _said_phrases(said: tuple[str, ...], topic: frozenset[str]) -> _Layer:
+    """A need's statement and hint words (single, secondary)."""
+    entries: _Phrases = {}
     for text in said:
         for s in set(text_stems(text)):
             if s not in STOP_STEMS and s not in WEAK_STEMS:
                 _add(entries, (s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, False)
-    return entries
+    return _layer(entries) if entries else _NO_LAYER
 
 
 def _build(scenario: Scenario) -> Table:
     needs = {n.attribute: n for n in scenario.needs}
     topic = topic_stems(scenario)
-    targets: list[Target] = []
-
     present = {a.name for a in scenario.attributes}
     data = domain_file(scenario.domain)
-    absent: list[dict[str, Any]] = []
-    if data is not None:
-        absent = [a for a in data.get("attributes", []) if isinstance(a, dict) and a.get("name") not in present]
-
-    named: dict[int, frozenset[tuple[str, ...]]] = {}
-    title: dict[int, frozenset[tuple[str, ...]]] = {}  # the attribute's name and label
-    labels = {a.name: a.label for a in scenario.attributes}
-    sources: list[tuple[Target, list[str], list[str], list[str]]] = []
+    targets: list[Target] = []
+    layers: list[tuple[_Layer, ...]] = []
+    named: list[frozenset[tuple[str, ...]]] = []
+    title: list[frozenset[tuple[str, ...]]] = []
     for a in scenario.attributes:
         need = needs.get(a.name)
         target = Target(a.name, a.kind, need.level if need else None)
-        own = [*a.keywords, a.label, a.name.replace("_", " ")]
-        said = [need.statement, need.hint] if need is not None else []
-        own += list(need.keywords) if need is not None else []
-        sources.append((target, own, list(a.values), said))
-    for raw in absent:
-        words = [str(w) for w in (*raw.get("keywords", []), raw.get("label", ""), str(raw.get("name", "")))]
-        values = [str(v) for v in raw.get("values", [])]
-        sources.append((Target(str(raw.get("name")), "absent", None), words, values, []))
-
-    phrases: list[_Phrases] = []  # per target, stems -> (weight, primary), in first-added order
-    owners: Counter[tuple[str, ...]] = Counter()  # single words: how many targets own them (primary)
-    others: Counter[tuple[str, ...]] = Counter()  # ... and how many claim them secondarily
-    for ti, (target, own, values, said) in enumerate(sources):
+        base, names = _target_phrases(a.kind, a.name, a.label, (*a.keywords, a.label, a.name.replace("_", " ")),
+                                      tuple(a.values), topic)
+        own = [base]
+        if need is not None:
+            if need.keywords:
+                own.append(_keyword_phrases(a.kind, tuple(need.keywords), bool(a.values), topic))
+            said = _said_phrases((need.statement, need.hint), topic)
+            if said is not _NO_LAYER:
+                own.append(said)
         targets.append(target)
-        base, own_words, names, singles = _target_phrases(target.kind, target.attribute,
-                                                          labels.get(target.attribute, ""), tuple(own),
-                                                          tuple(values), topic)
-        entries = _said_phrases(base, tuple(said), topic)
-        if entries is not base:
-            singles = _singles(entries)
-        phrases.append(entries)
-        owners.update(singles[0])
-        others.update(singles[1])
-        if target.kind != "visible":
-            named[ti] = own_words
-            title[ti] = names
-    # A single word several attributes claim says little about which one is meant ("kids" in a
-    # pediatrician scenario). Where some attributes own the word, they share it and the others'
-    # secondary claims count half; where none owns it, the secondary claims share it.
-    index: dict[str, list[tuple[tuple[str, ...], float, int, bool]]] = {}
-    for ti, entries in enumerate(phrases):
-        for stems, (weight, primary) in entries.items():
-            if len(stems) == 1:
-                n_own = owners.get(stems, 0)
-                if primary:
-                    if n_own == 1 and stems[0] in WEAK_STEMS and stems in named.get(ti, ()):
-                        # An attribute's own weak keyword, nobody else's; its name or label counts whole
-                        # ("setting", "time" for a table time).
-                        weight = 1.0 if stems in title.get(ti, ()) else SOLE_WEAK_WEIGHT
-                    weight /= n_own**OWNER_SHARE_POWER
-                elif n_own:
-                    weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
-                else:
-                    weight /= others.get(stems, 1) ** SHARE_POWER
-            entry = (stems, weight, ti, _is_cost(stems))
-            listed = index.get(stems[0])
-            if listed is None:
-                index[stems[0]] = [entry]
-            else:
-                listed.append(entry)
-    frozen = {k: (v[0],) if len(v) == 1 else tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
+        layers.append(tuple(own))
+        visible = a.kind == "visible"
+        named.append(frozenset() if visible else frozenset().union(*(layer.named for layer in own)))
+        title.append(frozenset() if visible else names)
+    for raw in data.get("attributes", []) if data is not None else ():
+        if not isinstance(raw, dict) or raw.get("name") in present:
+            continue
+        name = str(raw.get("name"))
+        own_words = tuple(str(w) for w in (*raw.get("keywords", []), raw.get("label", ""), str(raw.get("name", ""))))
+        base, names = _target_phrases("absent", name, "", own_words, tuple(str(v) for v in raw.get("values", [])),
+                                      topic)
+        targets.append(Target(name, "absent", None))
+        layers.append((base,))
+        named.append(base.named)
+        title.append(names)
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in text_stems(scenario.domain) if w not in STOP_STEMS)
-    return Table(tuple(targets), domain, numeric, frozen)
+    return Table(tuple(targets), domain, numeric, tuple(layers), tuple(named), tuple(title))
 
 
 BUILDS = {"count": 0}  # how many tables were compiled (tests check reuse)
@@ -297,7 +356,7 @@ def _counted_build(scenario: Scenario) -> Table:
 
 
 def table_for(scenario: Scenario) -> Table:
-    """The scenario's compiled phrase table, built on first use and kept on the scenario object
+    """The scenario's phrase table, built on first use and kept on the scenario object
     (:meth:`Scenario.derived`: it lives and dies with the scenario)."""
     return scenario.derived("lexical_table", _counted_build)
 
@@ -321,9 +380,9 @@ def raw_scores(table: Table, question: str) -> dict[Target, tuple[float, float]]
                 masked[i : i + n] = [""] * n
             words = tuple(masked)
     found: list[tuple[float, int, int, int, tuple[str, ...], bool]] = []  # (weight, target, start, end, ...)
-    index = table.index
+    phrases = table.phrases
     for i, w in enumerate(words):
-        for stems, weight, ti, is_cost in index.get(w, ()):
+        for stems, weight, ti, is_cost in phrases(w):
             if words[i : i + len(stems)] == stems:
                 found.append((weight, ti, i, i + len(stems), stems, is_cost))
     # Per attribute, the heaviest matches first; a match overlapping one already counted ("what time"
