@@ -134,7 +134,7 @@ class _Layer:
     statement): stems -> (weight, primary), the phrases by first stem, and its own single words."""
 
     entries: _Phrases
-    by_first: dict[str, tuple[tuple[str, ...], ...]]
+    by_first: dict[str, list[tuple[str, ...]]]  # read-only
     named: frozenset[tuple[str, ...]]  # single-word phrases of its own words (not for visible attributes)
 
 
@@ -142,7 +142,7 @@ def _layer(entries: _Phrases, named: frozenset[tuple[str, ...]] = frozenset()) -
     by_first: dict[str, list[tuple[str, ...]]] = {}
     for st in entries:
         by_first.setdefault(st[0], []).append(st)
-    return _Layer(entries, {k: tuple(v) for k, v in by_first.items()}, named)
+    return _Layer(entries, by_first, named)
 
 
 _NO_LAYER = _layer({})
@@ -253,46 +253,46 @@ def _price_like(entries: _Phrases, own_stems: list[tuple[str, ...]]) -> None:
 
 
 @lru_cache(maxsize=8192)
-def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...], values: tuple[str, ...],
-                    topic: frozenset[str]) -> tuple[_Layer, frozenset[tuple[str, ...]]]:
-    """An attribute's own layer (from its own words and values) and its title (name and label) stems: a pure
-    function of its texts, so the scenarios of a domain share it (a need's keywords and statement are
-    layers of their own, :func:`_keyword_phrases` and :func:`_said_phrases`). Read-only."""
+def _target_phrases(visible: bool, own: tuple[str, ...], values: tuple[str, ...], topic: frozenset[str]) -> _Layer:
+    """An attribute's own layer, from its own words (keywords, label, name) and values: a pure function of
+    its texts and whether it is visible, so the scenarios of a domain share it whatever role the attribute
+    plays in each (a need's keywords and statement are layers of their own, :func:`_keyword_phrases` and
+    :func:`_said_phrases`). Read-only."""
     # Primary phrases are the attribute's own words (name, label, keywords, a need's keywords, whole
     # values); secondary ones are single words taken from values, labels, statements and concept families.
     entries: _Phrases = {}
-    strong_cost = kind == "visible"
     own_stems = [text_stems(p.replace("_", " ")) for p in own]
     value_stems = [text_stems(v) for v in values]
-    _own_phrases(entries, own_stems, strong_cost, topic)
-    named: frozenset[tuple[str, ...]] = frozenset()
-    title: frozenset[tuple[str, ...]] = frozenset()
-    if kind != "visible":  # its own single words, for the sole-owner rule
-        named = frozenset(st for st in own_stems if len(st) == 1)
-        title = frozenset({text_stems(attribute.replace("_", " ")), text_stems(label)})
+    _own_phrases(entries, own_stems, visible, topic)
     for st in value_stems:
         _add(entries, st, _phrase_weight(st), True)  # the whole value, as written
         for s in st:  # and each of its words, the topic ones faintly
             _add(entries, (s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), False)
     for st in _family_words(own_stems + value_stems):
-        _add(entries, st, _phrase_weight(st, strong_cost), False)
-    if kind == "visible" and not values:
+        _add(entries, st, _phrase_weight(st, visible), False)
+    if visible and not values:
         _price_like(entries, own_stems)
-    return _layer(entries, named), title
+    # its own single words, for the sole-owner rule (not for a visible attribute)
+    return _layer(entries, frozenset() if visible else frozenset(st for st in own_stems if len(st) == 1))
 
 
 @lru_cache(maxsize=4096)
-def _keyword_phrases(kind: str, keywords: tuple[str, ...], has_values: bool, topic: frozenset[str]) -> _Layer:
-    """A need's keywords as its attribute's own words (the same rules as :func:`_target_phrases`)."""
+def _title(attribute: str, label: str) -> frozenset[tuple[str, ...]]:
+    """An attribute's name and label, stemmed (an absent attribute's label is not read: "")."""
+    return frozenset({text_stems(attribute.replace("_", " ")), text_stems(label)})
+
+
+@lru_cache(maxsize=4096)
+def _keyword_phrases(visible: bool, keywords: tuple[str, ...], has_values: bool, topic: frozenset[str]) -> _Layer:
+    """A need's keywords, as its attribute's own words (the rules of :func:`_target_phrases`)."""
     entries: _Phrases = {}
-    strong_cost = kind == "visible"
     own_stems = [text_stems(p.replace("_", " ")) for p in keywords]
-    _own_phrases(entries, own_stems, strong_cost, topic)
+    _own_phrases(entries, own_stems, visible, topic)
     for st in _family_words(own_stems):
-        _add(entries, st, _phrase_weight(st, strong_cost), False)
-    if kind == "visible" and not has_values:
+        _add(entries, st, _phrase_weight(st, visible), False)
+    if visible and not has_values:
         _price_like(entries, own_stems)
-    return _layer(entries, frozenset(st for st in own_stems if len(st) == 1) if kind != "visible" else frozenset())
+    return _layer(entries, frozenset() if visible else frozenset(st for st in own_stems if len(st) == 1))
 
 
 def _said_phrases(said: tuple[str, ...], topic: frozenset[str]) -> _Layer:
@@ -317,31 +317,29 @@ def _build(scenario: Scenario) -> Table:
     for a in scenario.attributes:
         need = needs.get(a.name)
         target = Target(a.name, a.kind, need.level if need else None)
-        base, names = _target_phrases(a.kind, a.name, a.label, (*a.keywords, a.label, a.name.replace("_", " ")),
-                                      tuple(a.values), topic)
+        visible = a.kind == "visible"
+        base = _target_phrases(visible, (*a.keywords, a.label, a.name.replace("_", " ")), tuple(a.values), topic)
         own = [base]
         if need is not None:
             if need.keywords:
-                own.append(_keyword_phrases(a.kind, tuple(need.keywords), bool(a.values), topic))
+                own.append(_keyword_phrases(visible, tuple(need.keywords), bool(a.values), topic))
             said = _said_phrases((need.statement, need.hint), topic)
             if said is not _NO_LAYER:
                 own.append(said)
         targets.append(target)
         layers.append(tuple(own))
-        visible = a.kind == "visible"
         named.append(frozenset() if visible else frozenset().union(*(layer.named for layer in own)))
-        title.append(frozenset() if visible else names)
+        title.append(frozenset() if visible else _title(a.name, a.label))
     for raw in data.get("attributes", []) if data is not None else ():
         if not isinstance(raw, dict) or raw.get("name") in present:
             continue
         name = str(raw.get("name"))
         own_words = tuple(str(w) for w in (*raw.get("keywords", []), raw.get("label", ""), str(raw.get("name", ""))))
-        base, names = _target_phrases("absent", name, "", own_words, tuple(str(v) for v in raw.get("values", [])),
-                                      topic)
+        base = _target_phrases(False, own_words, tuple(str(v) for v in raw.get("values", [])), topic)
         targets.append(Target(name, "absent", None))
         layers.append((base,))
         named.append(base.named)
-        title.append(names)
+        title.append(_title(name, ""))
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in text_stems(scenario.domain) if w not in STOP_STEMS)
     return Table(tuple(targets), domain, numeric, tuple(layers), tuple(named), tuple(title))
