@@ -220,12 +220,19 @@ def _compile(table: Table, first: str) -> tuple[_Entry, ...]:
     return tuple(out)
 
 
+_FAMILIES_OF: dict[str, tuple[frozenset[str], ...]] = {}  # stem -> the concept families it belongs to
+for _fam in FAMILY_STEMS:
+    for _s in _fam:
+        _FAMILIES_OF[_s] = (*_FAMILIES_OF.get(_s, ()), _fam)
+
+
 def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
-    words = {s for phrase in own for s in phrase}
+    """Every word of each concept family that one of the phrases' words belongs to."""
     out: set[tuple[str, ...]] = set()
-    for fam in FAMILY_STEMS:
-        if fam & words:
-            out.update((s,) for s in fam)
+    for phrase in own:
+        for s in phrase:
+            for fam in _FAMILIES_OF.get(s, ()):
+                out.update((w,) for w in fam)
     return out
 
 

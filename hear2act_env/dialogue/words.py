@@ -48,17 +48,22 @@ def _idiom(match: re.Match[str]) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-case words; hyphenated words also yield their parts ("carry-on" -> carry, on)."""
-    out: list[str] = []
     text = _IDIOMS.sub(_idiom, text.lower().replace("'", "").replace("\u2019", ""))
-    for tok in _TOKEN.findall(text):
-        out.extend(COMPARATIVES.get(part, part) for part in tok.split("-"))
-    return out
+    tokens = _TOKEN.findall(text)
+    if "-" in text:
+        tokens = [part for tok in tokens for part in tok.split("-")]
+    return list(map(COMPARATIVES.get, tokens, tokens))
+
+
+@lru_cache(maxsize=65_536)
+def _stem_word(word: str) -> str:
+    return word if word in PROTECTED else stem(word)
 
 
 @lru_cache(maxsize=8192)
 def stems(text: str) -> tuple[str, ...]:
     """The stems of :func:`words` (protected words kept whole)."""
-    return tuple(w if w in PROTECTED else stem(w) for w in words(text))
+    return tuple(map(_stem_word, words(text)))
 
 
 _USER_FRAME = re.compile(USER_FRAME)
