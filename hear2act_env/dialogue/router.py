@@ -139,14 +139,21 @@ def candidates(scenario: Scenario) -> tuple[Candidate, ...]:
 
 
 def _candidates(scenario: Scenario) -> tuple[Candidate, ...]:
-    d = slug(scenario.domain)
     needs = {n.attribute: n.level for n in scenario.needs}
+    return _domain_candidates(scenario.domain, tuple((a.name, a.kind, needs.get(a.name)) for a in scenario.attributes))
+
+
+@lru_cache(maxsize=4096)
+def _domain_candidates(domain: str, attributes: tuple[tuple[str, str, int | None], ...]) -> tuple[Candidate, ...]:
+    """The candidates of a scenario of ``domain`` with these (name, kind, need level) attributes: shared by the
+    scenarios that have the same ones (immutable)."""
+    d = slug(domain)
     out: list[Candidate] = []
-    for a in scenario.attributes:
-        keys = (f"{d}/{a.name}", f"*/{a.name}") if a.kind == "visible" else (f"{d}/{a.name}",)
-        out.append(Candidate(a.name, keys, Target(a.name, a.kind, needs.get(a.name))))
-    present = {a.name for a in scenario.attributes}
-    data = words.domain_file(scenario.domain) or {}
+    for name, kind, level in attributes:
+        keys = (f"{d}/{name}", f"*/{name}") if kind == "visible" else (f"{d}/{name}",)
+        out.append(Candidate(name, keys, Target(name, kind, level)))
+    present = {name for name, _kind, _level in attributes}
+    data = words.domain_file(domain) or {}
     for raw in data.get("attributes", []):
         name = str(raw.get("name")) if isinstance(raw, dict) else ""
         if name and name not in present:
@@ -184,6 +191,7 @@ class Router:
 
     DECISIONS_PER_SCENARIO = 1024  # a scenario's remembered decisions (rule agents repeat their questions)
     MEMO_MAX_CHARS = 512  # longer questions are routed afresh each time, not kept
+    PLANS_KEPT = 4096  # distinct candidate lists whose plans are kept (a bank of 48 domains has a few hundred)
 
     def __init__(self, weights: dict[str, Any]) -> None:
         if list(weights.get("psi", [])) != list(PSI):
@@ -192,6 +200,7 @@ class Router:
         self.general_offset = float(weights.get("general_offset", 0.0))
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
+        self._plans: dict[tuple[tuple[str, ...], ...], _Plan] = {}  # candidates' classes -> plan
         # Per scenario object (Scenario.derived_for, kept on the scenario for this router): each candidate's
         # weight classes (the shared dictionaries of ``classes``, no copies) and a decision memo. Nothing is
         # built per scenario beyond these few references.
@@ -212,8 +221,13 @@ class Router:
         return scenario.derived_for(self, "router_plan", self._build_table)
 
     def _build_table(self, scenario: Scenario) -> tuple[_Plan, dict[str, Target | None]]:
-        plan = tuple((i, tuple(self.classes[k].get for k in c.keys if k in self.classes))
-                     for i, c in enumerate(candidates(scenario)))
+        keys = tuple(c.keys for c in candidates(scenario))
+        plan = self._plans.get(keys)
+        if plan is None:  # shared by the scenarios with the same candidates (those of a domain, mostly)
+            if len(self._plans) >= self.PLANS_KEPT:
+                self._plans.clear()
+            plan = self._plans[keys] = tuple((i, tuple(self.classes[k].get for k in ks if k in self.classes))
+                                             for i, ks in enumerate(keys))
         return plan, {}
 
     def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
