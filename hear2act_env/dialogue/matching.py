@@ -101,6 +101,12 @@ class Target:
     level: int | None  # need level when kind == "need"
 
 
+@lru_cache(maxsize=16384)
+def target(attribute: str, kind: str, level: int | None) -> Target:
+    """``Target(attribute, kind, level)``, one object per value (immutable: shared by the scenarios of a domain)."""
+    return Target(attribute, kind, level)
+
+
 def _word_weight(s: str, strong_cost: bool) -> float:
     if s in STOP_STEMS:
         return 0.0
@@ -134,14 +140,15 @@ class _Layer:
     statement): stems -> (weight, primary), the phrases by first stem, and its own single words."""
 
     entries: _Phrases
-    by_first: dict[str, list[tuple[str, ...]]]  # read-only
+    by_first: dict[str, tuple[tuple[str, ...], ...]]
     named: frozenset[tuple[str, ...]]  # single-word phrases of its own words (not for visible attributes)
 
 
 def _layer(entries: _Phrases, named: frozenset[tuple[str, ...]] = frozenset()) -> _Layer:
-    by_first: dict[str, list[tuple[str, ...]]] = {}
-    for st in entries:
-        by_first.setdefault(st[0], []).append(st)
+    by_first: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for st in entries:  # tuples of strings, not lists: the garbage collector stops tracking them
+        got = by_first.get(st[0])
+        by_first[st[0]] = (st,) if got is None else (*got, st)
     return _Layer(entries, by_first, named)
 
 
@@ -323,7 +330,7 @@ def _build(scenario: Scenario) -> Table:
     title: list[frozenset[tuple[str, ...]]] = []
     for a in scenario.attributes:
         need = needs.get(a.name)
-        target = Target(a.name, a.kind, need.level if need else None)
+        tgt = target(a.name, a.kind, need.level if need else None)
         visible = a.kind == "visible"
         base = _target_phrases(visible, (*a.keywords, a.label, a.name.replace("_", " ")), tuple(a.values), topic)
         own = [base]
@@ -333,9 +340,10 @@ def _build(scenario: Scenario) -> Table:
             said = _said_phrases((need.statement, need.hint), topic)
             if said is not _NO_LAYER:
                 own.append(said)
-        targets.append(target)
+        targets.append(tgt)
         layers.append(tuple(own))
-        named.append(frozenset() if visible else frozenset().union(*(layer.named for layer in own)))
+        extra = [layer.named for layer in own[1:] if layer.named]  # a need's one-word keywords
+        named.append(frozenset() if visible else base.named.union(*extra) if extra else base.named)
         title.append(frozenset() if visible else _title(a.name, a.label))
     for raw in data.get("attributes", []) if data is not None else ():
         if not isinstance(raw, dict) or raw.get("name") in present:
@@ -343,7 +351,7 @@ def _build(scenario: Scenario) -> Table:
         name = str(raw.get("name"))
         own_words = tuple(str(w) for w in (*raw.get("keywords", []), raw.get("label", ""), str(raw.get("name", ""))))
         base = _target_phrases(False, own_words, tuple(str(v) for v in raw.get("values", [])), topic)
-        targets.append(Target(name, "absent", None))
+        targets.append(target(name, "absent", None))
         layers.append((base,))
         named.append(base.named)
         title.append(_title(name, ""))

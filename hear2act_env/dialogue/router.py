@@ -139,27 +139,35 @@ def candidates(scenario: Scenario) -> tuple[Candidate, ...]:
 
 
 def _candidates(scenario: Scenario) -> tuple[Candidate, ...]:
+    d = slug(scenario.domain)
     needs = {n.attribute: n.level for n in scenario.needs}
-    return _domain_candidates(scenario.domain, tuple((a.name, a.kind, needs.get(a.name)) for a in scenario.attributes))
-
-
-@lru_cache(maxsize=4096)
-def _domain_candidates(domain: str, attributes: tuple[tuple[str, str, int | None], ...]) -> tuple[Candidate, ...]:
-    """The candidates of a scenario of ``domain`` with these (name, kind, need level) attributes: shared by the
-    scenarios that have the same ones (immutable)."""
-    d = slug(domain)
-    out: list[Candidate] = []
-    for name, kind, level in attributes:
-        keys = (f"{d}/{name}", f"*/{name}") if kind == "visible" else (f"{d}/{name}",)
-        out.append(Candidate(name, keys, Target(name, kind, level)))
-    present = {name for name, _kind, _level in attributes}
-    data = words.domain_file(domain) or {}
-    for raw in data.get("attributes", []):
-        name = str(raw.get("name")) if isinstance(raw, dict) else ""
-        if name and name not in present:
-            out.append(Candidate(name, (f"{d}/{name}",), None))
-    out.append(Candidate(GENERAL, ("*/general", f"{d}/general"), None))
+    out = [_candidate(d, a.name, a.kind, needs.get(a.name)) for a in scenario.attributes]
+    present = {a.name for a in scenario.attributes}
+    out += [_candidate(d, name, None, None) for name in _domain_attributes(scenario.domain) if name not in present]
+    out.append(_general(d))
     return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _domain_attributes(domain: str) -> tuple[str, ...]:
+    data = words.domain_file(domain) or {}
+    names = (str(raw.get("name")) if isinstance(raw, dict) else "" for raw in data.get("attributes", []))
+    return tuple(name for name in names if name)
+
+
+@lru_cache(maxsize=256)
+def _general(d: str) -> Candidate:
+    return Candidate(GENERAL, ("*/general", f"{d}/general"), None)
+
+
+@lru_cache(maxsize=16384)
+def _candidate(d: str, name: str, kind: str | None, level: int | None) -> Candidate:
+    """One candidate of a domain (slug ``d``): an attribute the scenario has (``kind``) or one it lacks
+    (``None``); immutable, so shared by the domain's scenarios."""
+    if kind is None:
+        return Candidate(name, (f"{d}/{name}",), None)
+    keys = (f"{d}/{name}", f"*/{name}") if kind == "visible" else (f"{d}/{name}",)
+    return Candidate(name, keys, matching.target(name, kind, level))
 
 
 def lexical_evidence(scenario: Scenario, question: str, cands: tuple[Candidate, ...]) -> list[tuple[float, ...]]:
@@ -191,7 +199,7 @@ class Router:
 
     DECISIONS_PER_SCENARIO = 1024  # a scenario's remembered decisions (rule agents repeat their questions)
     MEMO_MAX_CHARS = 512  # longer questions are routed afresh each time, not kept
-    PLANS_KEPT = 4096  # distinct candidate lists whose plans are kept (a bank of 48 domains has a few hundred)
+    STEPS_KEPT = 65_536  # (candidate index, classes) lookups kept (the bank's 480 scenarios need ~3,000)
 
     def __init__(self, weights: dict[str, Any]) -> None:
         if list(weights.get("psi", [])) != list(PSI):
@@ -200,7 +208,7 @@ class Router:
         self.general_offset = float(weights.get("general_offset", 0.0))
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
-        self._plans: dict[tuple[tuple[str, ...], ...], _Plan] = {}  # candidates' classes -> plan
+        self._steps: dict[tuple[int, tuple[str, ...]], tuple[int, tuple[Any, ...]]] = {}  # see _step
         # Per scenario object (Scenario.derived_for, kept on the scenario for this router): each candidate's
         # weight classes (the shared dictionaries of ``classes``, no copies) and a decision memo. Nothing is
         # built per scenario beyond these few references.
@@ -221,14 +229,17 @@ class Router:
         return scenario.derived_for(self, "router_plan", self._build_table)
 
     def _build_table(self, scenario: Scenario) -> tuple[_Plan, dict[str, Target | None]]:
-        keys = tuple(c.keys for c in candidates(scenario))
-        plan = self._plans.get(keys)
-        if plan is None:  # shared by the scenarios with the same candidates (those of a domain, mostly)
-            if len(self._plans) >= self.PLANS_KEPT:
-                self._plans.clear()
-            plan = self._plans[keys] = tuple((i, tuple(self.classes[k].get for k in ks if k in self.classes))
-                                             for i, ks in enumerate(keys))
+        plan = tuple(self._step(i, c.keys) for i, c in enumerate(candidates(scenario)))
         return plan, {}
+
+    def _step(self, i: int, keys: tuple[str, ...]) -> tuple[int, tuple[Any, ...]]:
+        """Candidate ``i``'s lookups (``dict.get`` of each of its weight classes), shared by the scenarios."""
+        step = self._steps.get((i, keys))
+        if step is None:
+            if len(self._steps) >= self.STEPS_KEPT:
+                self._steps.clear()
+            step = self._steps[(i, keys)] = (i, tuple(self.classes[k].get for k in keys if k in self.classes))
+        return step
 
     def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
         """Every candidate with its score, in candidate order."""
