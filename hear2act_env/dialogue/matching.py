@@ -134,7 +134,7 @@ _Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primar
 _Entry = tuple[tuple[str, ...], float, int, bool]  # (stems, weight, target index, is a cost phrase)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Layer:
     """Phrases one source gives an attribute (its own words and values, a need's keywords, a need's
     statement): stems -> (weight, primary), the phrases by first stem, and its own single words."""
@@ -144,7 +144,15 @@ class _Layer:
     named: frozenset[tuple[str, ...]]  # single-word phrases of its own words (not for visible attributes)
 
 
-def _layer(entries: _Phrases, named: frozenset[tuple[str, ...]] = frozenset()) -> _Layer:
+_NONE: frozenset[tuple[str, ...]] = frozenset()  # one empty set for every "no words" (not one per scenario)
+
+
+def _one_words(visible: bool, own_stems: list[tuple[str, ...]]) -> frozenset[tuple[str, ...]]:
+    """An attribute's own single words, for the sole-owner rule (none for a visible attribute)."""
+    return _NONE if visible else frozenset(st for st in own_stems if len(st) == 1) or _NONE
+
+
+def _layer(entries: _Phrases, named: frozenset[tuple[str, ...]] = _NONE) -> _Layer:
     by_first: dict[str, tuple[tuple[str, ...], ...]] = {}
     for st in entries:  # tuples of strings, not lists: the garbage collector stops tracking them
         got = by_first.get(st[0])
@@ -152,18 +160,15 @@ def _layer(entries: _Phrases, named: frozenset[tuple[str, ...]] = frozenset()) -
     return _Layer(entries, by_first, named)
 
 
-_NO_LAYER = _layer({})
-
-
 @dataclass(frozen=True)
 class Table:
     """One scenario's phrases: per target, its layers (an attribute's own layer is shared by the scenarios
-    of its domain; a need adds two small ones); :meth:`phrases` compiles a first stem's entries on use."""
+    of its domain; a need adds a small one); :meth:`phrases` compiles a first stem's entries on use."""
 
     targets: tuple[Target, ...]
     domain: tuple[str, ...]  # the domain's name, stemmed: names the product category, not an attribute
     numeric: frozenset[str]  # visible attributes with numeric values (price, rating): the trade-off rule
-    layers: tuple[tuple[_Layer, ...], ...]  # per target
+    layers: tuple[tuple[_Layer, ...], ...]  # per target: its own layer, then its need's if any
     named: tuple[frozenset[tuple[str, ...]], ...]  # per target: its own single words (sole-owner rule)
     title: tuple[frozenset[tuple[str, ...]], ...]  # per target: its name and label stems
     compiled: dict[str, tuple[_Entry, ...]] = field(default_factory=dict, compare=False, repr=False)
@@ -270,8 +275,8 @@ def _price_like(entries: _Phrases, own_stems: list[tuple[str, ...]]) -> None:
 def _target_phrases(visible: bool, own: tuple[str, ...], values: tuple[str, ...], topic: frozenset[str]) -> _Layer:
     """An attribute's own layer, from its own words (keywords, label, name) and values: a pure function of
     its texts and whether it is visible, so the scenarios of a domain share it whatever role the attribute
-    plays in each (a need's keywords and statement are layers of their own, :func:`_keyword_phrases` and
-    :func:`_said_phrases`). Read-only."""
+    plays in each (a need's keywords, statement and hint are a layer of their own, :func:`_need_phrases`).
+    Read-only."""
     # Primary phrases are the attribute's own words (name, label, keywords, a need's keywords, whole
     # values); secondary ones are single words taken from values, labels, statements and concept families.
     entries: _Phrases = {}
@@ -287,7 +292,7 @@ def _target_phrases(visible: bool, own: tuple[str, ...], values: tuple[str, ...]
     if visible and not values:
         _price_like(entries, own_stems)
     # its own single words, for the sole-owner rule (not for a visible attribute)
-    return _layer(entries, frozenset() if visible else frozenset(st for st in own_stems if len(st) == 1))
+    return _layer(entries, _one_words(visible, own_stems))
 
 
 @lru_cache(maxsize=4096)
@@ -296,9 +301,10 @@ def _title(attribute: str, label: str) -> frozenset[tuple[str, ...]]:
     return frozenset({text_stems(attribute.replace("_", " ")), text_stems(label)})
 
 
-@lru_cache(maxsize=4096)
-def _keyword_phrases(visible: bool, keywords: tuple[str, ...], has_values: bool, topic: frozenset[str]) -> _Layer:
-    """A need's keywords, as its attribute's own words (the rules of :func:`_target_phrases`)."""
+def _need_phrases(visible: bool, keywords: tuple[str, ...], has_values: bool, said: tuple[str, ...],
+                  topic: frozenset[str]) -> _Layer | None:
+    """A need's layer: its keywords as its attribute's own words (the rules of :func:`_target_phrases`), and
+    its statement and hint words (single, secondary); ``None`` when it adds nothing."""
     entries: _Phrases = {}
     own_stems = [text_stems(p.replace("_", " ")) for p in keywords]
     _own_phrases(entries, own_stems, visible, topic)
@@ -306,17 +312,18 @@ def _keyword_phrases(visible: bool, keywords: tuple[str, ...], has_values: bool,
         _add(entries, st, _phrase_weight(st, visible), False)
     if visible and not has_values:
         _price_like(entries, own_stems)
-    return _layer(entries, frozenset() if visible else frozenset(st for st in own_stems if len(st) == 1))
-
-
-def _said_phrases(said: tuple[str, ...], topic: frozenset[str]) -> _Layer:
-    """A need's statement and hint words (single, secondary)."""
-    entries: _Phrases = {}
     for text in said:
         for s in set(text_stems(text)):
             if s not in STOP_STEMS and s not in WEAK_STEMS:
                 _add(entries, (s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, False)
-    return _layer(entries) if entries else _NO_LAYER
+    if not entries:
+        return None
+    return _layer(entries, _one_words(visible, own_stems))
+
+
+@lru_cache(maxsize=16384)
+def _alone(layer: _Layer) -> tuple[_Layer]:
+    return (layer,)
 
 
 def _build(scenario: Scenario) -> Table:
@@ -333,18 +340,13 @@ def _build(scenario: Scenario) -> Table:
         tgt = target(a.name, a.kind, need.level if need else None)
         visible = a.kind == "visible"
         base = _target_phrases(visible, (*a.keywords, a.label, a.name.replace("_", " ")), tuple(a.values), topic)
-        own = [base]
-        if need is not None:
-            if need.keywords:
-                own.append(_keyword_phrases(visible, tuple(need.keywords), bool(a.values), topic))
-            said = _said_phrases((need.statement, need.hint), topic)
-            if said is not _NO_LAYER:
-                own.append(said)
+        extra = None if need is None else _need_phrases(visible, tuple(need.keywords), bool(a.values),
+                                                         (need.statement, need.hint), topic)
         targets.append(tgt)
-        layers.append(tuple(own))
-        extra = [layer.named for layer in own[1:] if layer.named]  # a need's one-word keywords
-        named.append(frozenset() if visible else base.named.union(*extra) if extra else base.named)
-        title.append(frozenset() if visible else _title(a.name, a.label))
+        layers.append(_alone(base) if extra is None else (base, extra))
+        more = extra is not None and extra.named  # a need's one-word keywords
+        named.append(_NONE if visible else base.named | extra.named if more else base.named)
+        title.append(_NONE if visible else _title(a.name, a.label))
     for raw in data.get("attributes", []) if data is not None else ():
         if not isinstance(raw, dict) or raw.get("name") in present:
             continue
@@ -352,7 +354,7 @@ def _build(scenario: Scenario) -> Table:
         own_words = tuple(str(w) for w in (*raw.get("keywords", []), raw.get("label", ""), str(raw.get("name", ""))))
         base = _target_phrases(False, own_words, tuple(str(v) for v in raw.get("values", [])), topic)
         targets.append(target(name, "absent", None))
-        layers.append((base,))
+        layers.append(_alone(base))
         named.append(base.named)
         title.append(_title(name, ""))
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)

@@ -112,8 +112,9 @@ _Plan = tuple[tuple[int, tuple[Any, ...]], ...]
 @dataclass(frozen=True)
 class _ScenarioTexts:
     candidates: tuple[Candidate, ...]
-    need_words: dict[str, frozenset[str]]  # need attribute -> content stems of its statement and hint
-    persona_words: frozenset[str]  # content stems of the persona's situation and the request
+    # Sorted tuples, not sets: kept per scenario, and tuples of strings are not tracked by the garbage collector.
+    need_words: dict[str, tuple[str, ...]]  # need attribute -> content stems of its statement and hint
+    persona_words: tuple[str, ...]  # content stems of the persona's situation and the request
 
 
 def _content(text: str, topic: frozenset[str]) -> frozenset[str]:
@@ -128,8 +129,10 @@ def _build_texts(scenario: Scenario) -> _ScenarioTexts:
     topic = words.topic_stems(scenario)
     return _ScenarioTexts(
         _candidates(scenario),
-        {n.attribute: _content(f"{n.statement} {n.hint}", topic) for n in scenario.needs},
-        _content(f"{scenario.persona.situation} {scenario.request}", topic),
+        # f"{statement} " has the statement's words: its stems come from the lexical matcher's cache
+        {n.attribute: tuple(sorted(_content(f"{n.statement} {n.hint}" if n.hint else n.statement, topic)))
+         for n in scenario.needs},
+        tuple(sorted(_content(f"{scenario.persona.situation} {scenario.request}", topic))),
     )
 
 
@@ -183,14 +186,14 @@ def lexical_evidence(scenario: Scenario, question: str, cands: tuple[Candidate, 
     out = []
     for c in cands:
         if c.name == GENERAL:
-            persona = min(len(said & texts.persona_words), OVERLAP_CAP)
+            persona = min(len(said.intersection(texts.persona_words)), OVERLAP_CAP)
             out.append((0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(pick is None), 0.0, persona))
             continue
         w, cost = raw.get(c.name, (0.0, 0.0))
         is_num = float(c.name in numeric)
         out.append((min(w, LEX_CAP), min(cost, LEX_CAP), float(pick is not None and pick.attribute == c.name),
                     float(w >= THRESHOLD), is_num, is_num * float(tradeoff), 0.0,
-                    min(len(said & texts.need_words.get(c.name, frozenset())), OVERLAP_CAP), 0.0))
+                    min(len(said.intersection(texts.need_words.get(c.name, ()))), OVERLAP_CAP), 0.0))
     return out
 
 
