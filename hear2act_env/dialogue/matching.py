@@ -41,12 +41,17 @@ it. The default matcher is deterministic, dependency-free and fast:
    another attribute reaches ``TRADEOFF_THRESHOLD``. Set phrases are read as
    one word first ("up front" -> upfront, "after work" -> evening).
 
-Tables are compiled once per scenario object (:func:`table_for`) and reused
-for every question; an attribute's phrases from its own words and values,
-and the domain's topic words, are computed once and shared by the scenarios
-that have the same attribute (:func:`_target_phrases`), so a scenario adds
-only its needs' statement words and the sharing rule; a question's words are
-stemmed through an LRU cache.
+Tables are assembled once per scenario object (:func:`table_for`) from layers:
+an attribute's phrases from its own words and values (and the domain's topic
+words) are one layer, computed once and shared by every scenario of the domain
+that has the attribute, whatever its role there (:func:`_target_phrases`); a
+need adds one small layer of its keywords and statement words
+(:func:`_need_phrases`). Nothing else is built up front: the entries for a
+question word (the phrases it starts, their weights after the sharing rule
+over the scenario's attributes) are compiled the first time the scenario meets
+that word and kept (:meth:`Table.phrases`), the same entries, in the same
+order, as a table built whole. A question's words are stemmed through an LRU
+cache.
 Words, frames and a domain's topic come from :mod:`.words` (shared with the
 learned router); the matcher registry (``MATCHERS``, ``resolve_matcher``) is
 :mod:`.matchers`.

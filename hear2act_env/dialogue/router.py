@@ -38,18 +38,20 @@ the cross-domain weights alone.
 Weights ship in ``hear2act_env/data/router.json.gz`` (numbers and words only,
 read with the standard library) and are loaded once per process: one
 feature -> weight dictionary per class, which every scenario of the domain
-shares (the cross-domain classes every domain). A router keeps, per scenario
-object, only a plan (per candidate, the lookups of its classes: a few dozen
-references, built in microseconds the first time the scenario is met) and the
-decisions it has made (questions up to 512 characters, 1,024 per scenario), so
-a repeated question is a dictionary lookup and a new one ~0.2 ms. A candidate
-adds its weights feature by feature (sorted), class by class: the order of
-the per-scenario inverted tables this replaced, so every score is the same
-float (``tests/test_router.py`` pins 28,821 decisions recorded with those
-tables). The first question on a scenario also builds the lexical matcher's
-phrase table for it (:func:`.matching.table_for`), the bulk of that question's
-cost; ``benchmarks/routing.py`` prints cold and warm figures and the memory
-after all 480 scenarios. No dependency beyond the core.
+shares (the cross-domain classes every domain). The candidates (one object per
+domain attribute and role) and each candidate's lookups of its classes are
+shared by the scenarios of a domain; a router keeps, per scenario object, only
+a plan (a tuple of those shared lookups) and the decisions it has made
+(questions up to 512 characters, 1,024 per scenario), so a repeated question is
+a dictionary lookup and a new one ~0.3 ms. A candidate adds its weights feature
+by feature (sorted), class by class: the order of the per-scenario inverted
+tables this replaced, so every score is the same float (``tests/test_router.py``
+pins 28,821 decisions recorded with those tables). The first question on a
+scenario also stems its needs' statements and the persona (the overlap
+features) and assembles the lexical matcher's table for it
+(:func:`.matching.table_for`: the domain's shared attribute layers plus a small
+layer per need); ``benchmarks/routing.py`` prints cold and warm figures and the
+memory after all 480 scenarios. No dependency beyond the core.
 """
 
 from __future__ import annotations
