@@ -180,20 +180,23 @@ class Table:
 
     def phrases(self, first: str) -> tuple[_Entry, ...]:
         """The phrases that start with the stem ``first``: (stems, weight, target index, is a cost phrase),
-        longest first; compiled on first use and kept."""
+        longest first; compiled on first use and kept (a word no phrase starts with is not kept: the
+        scenario's phrase words bound what is kept, not the questions)."""
         got = self.compiled.get(first)
         if got is None:
-            got = self.compiled[first] = _compile(self, first)
+            got = _compile(self, first)
+            if got:
+                self.compiled[first] = got
         return got
 
 
-def _merged(layers: tuple[_Layer, ...], stems: tuple[str, ...]) -> tuple[float, bool] | None:
+def _merged(layers: tuple[_Layer, ...], stems: tuple[str, ...]) -> tuple[float, bool]:
     """A phrase's (weight, primary) over a target's layers: a primary claim beats a secondary one, then the
     higher weight wins (what adding the layers' phrases one by one with :func:`_add` keeps)."""
-    best = None
+    best = (0.0, False)
     for layer in layers:
         v = layer.entries.get(stems)
-        if v is not None and (best is None or (best[1], best[0]) < (v[1], v[0])):
+        if v is not None and (best[1], best[0]) < (v[1], v[0]):
             best = v
     return best
 
@@ -202,23 +205,23 @@ def _compile(table: Table, first: str) -> tuple[_Entry, ...]:
     # A single word several attributes claim says little about which one is meant ("kids" in a
     # pediatrician scenario). Where some attributes own the word, they share it and the others'
     # secondary claims count half; where none owns it, the secondary claims share it.
-    single = (first,)
     claims: list[tuple[int, tuple[str, ...], tuple[float, bool]]] = []
-    n_own = n_other = 0
     for ti, layers in enumerate(table.layers):
-        found = [layer.by_first[first] for layer in layers if first in layer.by_first]
-        if not found:
-            continue
-        for stems in (found[0] if len(found) == 1 else dict.fromkeys(s for f in found for s in f)):
-            claim = _merged(layers, stems)
-            if claim is None:
-                continue
-            claims.append((ti, stems, claim))
-            if len(stems) == 1:
-                if claim[1]:
-                    n_own += 1
-                else:
-                    n_other += 1
+        found = [layer for layer in layers if first in layer.by_first] if len(layers) > 1 else layers
+        if len(found) == 1:  # one layer has phrases that start with it: its entries as they are
+            layer = found[0]
+            phrases = layer.by_first.get(first)
+            if phrases is not None:
+                entries = layer.entries
+                claims += [(ti, stems, entries[stems]) for stems in phrases]
+        elif found:
+            claims += [(ti, stems, _merged(layers, stems))
+                       for stems in dict.fromkeys(st for layer in found for st in layer.by_first[first])]
+    if not claims:
+        return ()
+    single = (first,)
+    n_own = sum(1 for _ti, stems, (_w, primary) in claims if primary and len(stems) == 1)
+    n_other = sum(1 for _ti, stems, (_w, primary) in claims if not primary and len(stems) == 1)
     out: list[_Entry] = []
     for ti, stems, (weight, primary) in claims:
         if len(stems) == 1:
