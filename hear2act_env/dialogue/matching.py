@@ -176,17 +176,18 @@ class Table:
     layers: tuple[tuple[_Layer, ...], ...]  # per target: its own layer, then its need's if any
     named: tuple[frozenset[tuple[str, ...]], ...]  # per target: its own single words (sole-owner rule)
     title: tuple[frozenset[tuple[str, ...]], ...]  # per target: its name and label stems
+    starts: frozenset[str]  # every stem a phrase starts with
     compiled: dict[str, tuple[_Entry, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def phrases(self, first: str) -> tuple[_Entry, ...]:
         """The phrases that start with the stem ``first``: (stems, weight, target index, is a cost phrase),
-        longest first; compiled on first use and kept (a word no phrase starts with is not kept: the
-        scenario's phrase words bound what is kept, not the questions)."""
+        longest first; compiled on first use and kept (only for the stems in :attr:`starts`: the scenario's
+        phrases bound what is kept, not the questions)."""
         got = self.compiled.get(first)
         if got is None:
-            got = _compile(self, first)
-            if got:
-                self.compiled[first] = got
+            if first not in self.starts:
+                return ()
+            got = self.compiled[first] = _compile(self, first)
         return got
 
 
@@ -367,7 +368,8 @@ def _build(scenario: Scenario) -> Table:
         title.append(_title(name, ""))
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in text_stems(scenario.domain) if w not in STOP_STEMS)
-    return Table(tuple(targets), domain, numeric, tuple(layers), tuple(named), tuple(title))
+    starts = frozenset().union(*(layer.by_first for own in layers for layer in own))
+    return Table(tuple(targets), domain, numeric, tuple(layers), tuple(named), tuple(title), starts)
 
 
 BUILDS = {"count": 0}  # how many tables were compiled (tests check reuse)
