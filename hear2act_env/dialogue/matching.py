@@ -241,20 +241,17 @@ def _compile(table: Table, first: str) -> tuple[_Entry, ...]:
     return tuple(out)
 
 
-_FAMILIES_OF: dict[str, tuple[frozenset[str], ...]] = {}  # stem -> the concept families it belongs to
-for _fam in FAMILY_STEMS:
+_FAMILY_WORDS = tuple(frozenset((w,) for w in fam) for fam in FAMILY_STEMS)  # each family's words, as phrases
+_FAMILIES_OF: dict[str, tuple[int, ...]] = {}  # stem -> the concept families it belongs to
+for _i, _fam in enumerate(FAMILY_STEMS):
     for _s in _fam:
-        _FAMILIES_OF[_s] = (*_FAMILIES_OF.get(_s, ()), _fam)
+        _FAMILIES_OF[_s] = (*_FAMILIES_OF.get(_s, ()), _i)
 
 
 def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
     """Every word of each concept family that one of the phrases' words belongs to."""
-    out: set[tuple[str, ...]] = set()
-    for phrase in own:
-        for s in phrase:
-            for fam in _FAMILIES_OF.get(s, ()):
-                out.update((w,) for w in fam)
-    return out
+    families = {i for phrase in own for s in phrase for i in _FAMILIES_OF.get(s, ())}
+    return set().union(*(_FAMILY_WORDS[i] for i in families))
 
 
 def _add(entries: _Phrases, stems: tuple[str, ...], weight: float, primary: bool) -> None:
