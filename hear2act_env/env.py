@@ -195,10 +195,12 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     - v2: results changed, so the version moved (``-v0``/``-v1`` raise Gymnasium's
       ``DeprecatedEnv`` naming ``-v2``). The bank's requests no longer give a hidden
       need's premise (155 rewritten, a validator rule), categorical option values are
-      dealt blind (the options' categorical structure ranks the gold less), four value
-      texts softened. (These changes first shipped under ``-v1``, revised in place for
-      one stop; results recorded under ``-v1`` after 2026-12-01 are v2 results.) The
-      demo table was regenerated.
+      dealt blind (the options' categorical structure ranks the gold less) and the deal
+      also matches the gold's count of "desirable" values (values the domain accepts
+      for some need) to an arbitrary candidate's (a validator rule), four value texts
+      softened. The requests and blind deal first shipped under ``-v1``, revised in
+      place for one stop: results recorded under ``-v1`` after 2026-12-01 belong to
+      neither version. The demo table was regenerated.
     - v1: results changed, so the version moved (``-v0`` now raises Gymnasium's
       ``DeprecatedEnv`` naming ``-v1``). The bank was regenerated: the options
       text no longer ranks the gold (the gold takes an arbitrary candidate's

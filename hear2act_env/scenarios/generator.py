@@ -79,6 +79,12 @@ class _Builder:
         # The premium model's noise has its own stream, so tuning it never shifts other draws.
         self.noise = scenario_rng(f"{self.id}/premium")
         self.visible = {a.name: a for a in domain.visible}
+        # The values the domain accepts when an attribute is a need (over all its personas):
+        # the "better" values a reader with world knowledge would count (profile.features).
+        self.desirable: dict[str, set[str]] = {}
+        for persona in domain.personas:
+            for n in persona.needs:
+                self.desirable.setdefault(n.attribute, set()).update(n.accept)
 
     def _split(self, name: str) -> tuple[np.ndarray, dict[int, np.ndarray]]:
         """Values of a visible attribute meeting every requirement, and violating ones per requirement."""
@@ -263,6 +269,7 @@ class _Builder:
         categorical = deal_blind(
             lambda g: self._categorical(g, patterns[:9], shown, ladder, required, breaks),
             blind, [a.name for a in shown], candidates=list(range(1, 9)), opening=0, gold=1,
+            desirable=self.desirable,
         )
         quality = [self.quality(v, kinds) for v in categorical[:9]]
 

@@ -16,19 +16,23 @@ Pure functions over rows (``{attribute: value}`` dicts); no global state.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
 # Feature names, in column order of :func:`features`.
-NAMES = ("freq_all", "freq_cand", "freq_rest", "agree_mode", "agree_open", "min_freq", "unique")
+NAMES = ("freq_all", "freq_cand", "freq_rest", "agree_mode", "agree_open", "min_freq", "unique",
+         "desirable", "chars")
+# Weight of each statistic in the deal's distance (the desirability count leaks most).
+WEIGHTS = np.array([1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, 12.0, 1.0])
 # Seeded draws of the free values the generator chooses among, per scenario.
 DRAWS = 64
 
 Row = dict[str, "str | float | int"]
 
 
-def features(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[int], opening: int) -> np.ndarray:
+def features(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[int], opening: int,
+             desirable: Mapping[str, Collection[str]] | None = None) -> np.ndarray:
     """Per option (row), the categorical statistics in :data:`NAMES` order.
 
     ``freq_all`` / ``freq_cand`` / ``freq_rest``: mean share of all options / of the
@@ -36,8 +40,12 @@ def features(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[i
     the option's value, over ``columns``; ``agree_mode``: share of columns where it shows a
     modal value (ties count as modal); ``agree_open``: share where it shows the opening's
     value; ``min_freq``: fewest options sharing one of its values; ``unique``: columns in
-    which no other option shares its value.
+    which no other option shares its value; ``desirable``: share of columns where it shows
+    a value in ``desirable[column]`` (the values the domain accepts when that attribute is
+    a need: what a reader with world knowledge counts as the better value); ``chars``: mean
+    length of its values (an accepted value may be a longer phrase).
     """
+    desirable = desirable or {}
     n = len(rows)
     out = np.zeros((n, len(NAMES)))
     if not columns:
@@ -59,32 +67,32 @@ def features(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[i
             out[i, 4] += v == vals[opening]
             out[i, 5] = min(out[i, 5], every[v])
             out[i, 6] += every[v] == 1
+            out[i, 7] += v in desirable.get(col, ())
+            out[i, 8] += len(v)
     out[:, :5] /= len(columns)
+    out[:, 7:9] /= len(columns)
     return out
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
-    """Average ranks, 0 = smallest."""
-    order = np.argsort(x, kind="stable")
-    ranks = np.empty(len(x))
-    ranks[order] = np.arange(len(x), dtype=float)
-    for v in np.unique(x):
-        tie = x == v
-        ranks[tie] = ranks[tie].mean()
-    return ranks
+    """Average ranks, 0 = smallest (ties share the mean of their places); down the rows of
+    each column when ``x`` is a matrix."""
+    below = (x[None, :] < x[:, None]).sum(axis=1)
+    equal = (x[None, :] == x[:, None]).sum(axis=1)
+    return below + (equal - 1) / 2
 
 
 def gold_places(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[int],
-                opening: int, gold: int) -> np.ndarray:
+                opening: int, gold: int, desirable: Mapping[str, Collection[str]] | None = None) -> np.ndarray:
     """The gold's rank among the candidates (0 = lowest) on each statistic."""
-    f = features(rows, columns, candidates, opening)[list(candidates)]
+    f = features(rows, columns, candidates, opening, desirable)[list(candidates)]
     g = list(candidates).index(gold)
-    return np.array([_ranks(f[:, k])[g] for k in range(f.shape[1])])
+    return _ranks(f)[g]
 
 
 def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.Generator,
                columns: Sequence[str], candidates: Sequence[int], opening: int, gold: int,
-               draws: int = DRAWS) -> list[Row]:
+               draws: int = DRAWS, desirable: Mapping[str, Collection[str]] | None = None) -> list[Row]:
     """Of ``draws`` seeded draws of the rows, the one whose gold looks most like a random candidate.
 
     A first draw names the model: one of its candidates other than the gold, at random,
@@ -97,17 +105,17 @@ def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.
     g = cand.index(gold)
 
     def places(rows: list[Row]) -> np.ndarray:
-        f = features(rows, columns, cand, opening)[cand]
-        return np.column_stack([_ranks(f[:, k]) for k in range(f.shape[1])])
+        f = features(rows, columns, cand, opening, desirable)[cand]
+        return _ranks(f)
 
     first = draw(rng)
     ref = places(first)
     others = [k for k, i in enumerate(cand) if i != gold]
     model = ref[others[int(rng.integers(len(others)))]]
-    best, best_cost = first, float(np.abs(ref[g] - model).sum())
+    best, best_cost = first, float((WEIGHTS * np.abs(ref[g] - model)).sum())
     for _ in range(draws - 1):
         rows = draw(rng)
-        cost = float(np.abs(places(rows)[g] - model).sum())
+        cost = float((WEIGHTS * np.abs(places(rows)[g] - model)).sum())
         if cost < best_cost:
             best, best_cost = rows, cost
     return best

@@ -21,14 +21,14 @@ functions over :class:`~hear2act_env.scenarios.model.Scenario` objects:
 :func:`bank_problems` turns them into validator errors: no single ordering
 (summed ranks, any one attribute best or worst first, the commonest categorical
 values, or any one categorical statistic — modal-value agreement, likeness to the
-opening, ...) may put the gold at one place in more than :data:`MAX_POSITION_RATE`
-of the bank.
+opening, how many of its values the domain accepts for some need, phrase length, ...)
+may put the gold at one place in more than :data:`MAX_POSITION_RATE` of the bank.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -93,36 +93,58 @@ def commonest_order(s: Scenario) -> list[int]:
     return sorted(score, key=lambda n: (-score[n], n))
 
 
-def categorical_profile(s: Scenario) -> tuple[list[Option], np.ndarray]:
-    """The candidates and their rows of :func:`~hear2act_env.scenarios.profile.features`."""
+Desirable = Mapping[str, Mapping[str, frozenset[str]]]
+
+
+def desirable_values(scenarios: Iterable[Scenario]) -> dict[str, dict[str, frozenset[str]]]:
+    """Per domain and attribute, the values some scenario's need accepts (the "better"
+    values a reader with world knowledge counts, :func:`~hear2act_env.scenarios.profile.features`).
+
+    Over a whole bank this is the domain's: every persona is a scenario.
+    """
+    out: dict[str, dict[str, set[str]]] = {}
+    for s in scenarios:
+        for n in s.needs:
+            out.setdefault(s.domain, {}).setdefault(n.attribute, set()).update(n.accept)
+    return {d: {a: frozenset(v) for a, v in m.items()} for d, m in out.items()}
+
+
+def categorical_profile(s: Scenario, desirable: Desirable | None = None) -> tuple[list[Option], np.ndarray]:
+    """The candidates and their rows of :func:`~hear2act_env.scenarios.profile.features`.
+
+    ``desirable``: :func:`desirable_values` of the bank (what a reader who knows the domain
+    counts as the better values). Without it the ``desirable`` statistic is 0: one
+    scenario's own needs are hidden from the user, so they are never the default.
+    """
     cats = [a.name for a in s.attributes if not a.numeric]
     rows = [dict(o.values) for o in s.options]
     idx = {o.number: i for i, o in enumerate(s.options)}
     opts = candidates(s)
-    f = profile_features(rows, cats, [idx[o.number] for o in opts], idx[s.opening])
+    good = (desirable or {}).get(s.domain, {})
+    f = profile_features(rows, cats, [idx[o.number] for o in opts], idx[s.opening], good)
     return opts, f[[idx[o.number] for o in opts]]
 
 
-def profile_order(s: Scenario, name: str) -> list[int]:
+def profile_order(s: Scenario, name: str, desirable: Desirable | None = None) -> list[int]:
     """Candidate option numbers, highest first on one categorical statistic (ties by number)."""
-    opts, f = categorical_profile(s)
+    opts, f = categorical_profile(s, desirable)
     k = PROFILE_NAMES.index(name)
     return [opts[i].number for i in sorted(range(len(opts)), key=lambda i: (-f[i, k], opts[i].number))]
 
 
-def gold_positions(s: Scenario) -> dict[str, int]:
+def gold_positions(s: Scenario, desirable: Desirable | None = None) -> dict[str, int]:
     """The gold's 0-based place among the candidates under each ordering.
 
     Keys: ``value`` (summed ranks), ``commonest`` (:func:`commonest_order`),
     ``cat:<statistic>`` (:func:`profile_order`, highest first, for every statistic), and
     ``<attr>:best`` / ``<attr>:worst`` for every numeric visible attribute (best or
-    worst first, ties by option number).
+    worst first, ties by option number). ``desirable``: as for :func:`categorical_profile`.
     """
     opts = candidates(s)
     numbers = [o.number for o in opts]
     out = {"value": value_order(s).index(s.gold), "commonest": commonest_order(s).index(s.gold)}
     for name in PROFILE_NAMES:
-        out[f"cat:{name}"] = profile_order(s, name).index(s.gold)
+        out[f"cat:{name}"] = profile_order(s, name, desirable).index(s.gold)
     for name, ranks in attribute_ranks(s, opts).items():
         best = sorted(range(len(opts)), key=lambda i: (ranks[i], numbers[i]))
         worst = sorted(range(len(opts)), key=lambda i: (-ranks[i], numbers[i]))
@@ -136,9 +158,11 @@ def position_rates(scenarios: Iterable[Scenario]) -> dict[str, dict[int, float]]
 
     An attribute ordering counts over the scenarios that show that attribute.
     """
+    scenarios = list(scenarios)
+    desirable = desirable_values(scenarios)
     counts: dict[str, Counter[int]] = {}
     for s in scenarios:
-        for key, place in gold_positions(s).items():
+        for key, place in gold_positions(s, desirable).items():
             # pool attributes by direction; categorical statistics each on their own
             kind = key if key.startswith("cat:") or ":" not in key else key.split(":", 1)[1]
             counts.setdefault(kind, Counter())[place] += 1
