@@ -71,7 +71,7 @@ from .words import (
     STOP_STEMS,
     WEAK_STEMS,
     about_the_user,
-    domain_file,
+    domain_attributes,
     frames,
     normalize,
     question_stems,
@@ -139,25 +139,26 @@ _Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primar
 _Entry = tuple[tuple[str, ...], float, int, bool]  # (stems, weight, target index, is a cost phrase)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class _Layer:
     """Phrases one source gives an attribute (its own words and values, a need's keywords, a need's
     statement): stems -> (weight, primary), the phrases by first stem, and its own single words."""
 
     entries: _Phrases
     by_first: dict[str, tuple[tuple[str, ...], ...]]
-    named: frozenset[tuple[str, ...]]  # single-word phrases of its own words (not for visible attributes)
+    named: _Words  # single-word phrases of its own words (not for visible attributes)
 
 
-_NONE: frozenset[tuple[str, ...]] = frozenset()  # one empty set for every "no words" (not one per scenario)
+# Sets of phrases read only for membership are tuples: strings in tuples are not tracked by the garbage collector.
+_Words = tuple[tuple[str, ...], ...]
 
 
-def _one_words(visible: bool, own_stems: list[tuple[str, ...]]) -> frozenset[tuple[str, ...]]:
+def _one_words(visible: bool, own_stems: list[tuple[str, ...]]) -> _Words:
     """An attribute's own single words, for the sole-owner rule (none for a visible attribute)."""
-    return _NONE if visible else frozenset(st for st in own_stems if len(st) == 1) or _NONE
+    return () if visible else tuple(st for st in own_stems if len(st) == 1)
 
 
-def _layer(entries: _Phrases, named: frozenset[tuple[str, ...]] = _NONE) -> _Layer:
+def _layer(entries: _Phrases, named: _Words = ()) -> _Layer:
     by_first: dict[str, tuple[tuple[str, ...], ...]] = {}
     for st in entries:  # tuples of strings, not lists: the garbage collector stops tracking them
         got = by_first.get(st[0])
@@ -165,7 +166,7 @@ def _layer(entries: _Phrases, named: frozenset[tuple[str, ...]] = _NONE) -> _Lay
     return _Layer(entries, by_first, named)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Table:
     """One scenario's phrases: per target, its layers (an attribute's own layer is shared by the scenarios
     of its domain; a need adds a small one); :meth:`phrases` compiles a first stem's entries on use."""
@@ -173,9 +174,10 @@ class Table:
     targets: tuple[Target, ...]
     domain: tuple[str, ...]  # the domain's name, stemmed: names the product category, not an attribute
     numeric: frozenset[str]  # visible attributes with numeric values (price, rating): the trade-off rule
-    layers: tuple[tuple[_Layer, ...], ...]  # per target: its own layer, then its need's if any
-    named: tuple[frozenset[tuple[str, ...]], ...]  # per target: its own single words (sole-owner rule)
-    title: tuple[frozenset[tuple[str, ...]], ...]  # per target: its name and label stems
+    base: tuple[_Layer, ...]  # per target: its attribute's layer (shared by the domain's scenarios)
+    extra: tuple[_Layer | None, ...]  # per target: its need's layer, if any
+    named: tuple[_Words, ...]  # per target: its own single words (sole-owner rule)
+    title: tuple[_Words, ...]  # per target: its name and label stems
     starts: frozenset[str]  # every stem a phrase starts with
     compiled: dict[str, tuple[_Entry, ...]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -207,17 +209,18 @@ def _compile(table: Table, first: str) -> tuple[_Entry, ...]:
     # pediatrician scenario). Where some attributes own the word, they share it and the others'
     # secondary claims count half; where none owns it, the secondary claims share it.
     claims: list[tuple[int, tuple[str, ...], tuple[float, bool]]] = []
-    for ti, layers in enumerate(table.layers):
-        found = [layer for layer in layers if first in layer.by_first] if len(layers) > 1 else layers
-        if len(found) == 1:  # one layer has phrases that start with it: its entries as they are
-            layer = found[0]
-            phrases = layer.by_first.get(first)
-            if phrases is not None:
-                entries = layer.entries
-                claims += [(ti, stems, entries[stems]) for stems in phrases]
-        elif found:
-            claims += [(ti, stems, _merged(layers, stems))
-                       for stems in dict.fromkeys(st for layer in found for st in layer.by_first[first])]
+    for ti, (layer, more) in enumerate(zip(table.base, table.extra, strict=True)):
+        if more is not None and first in more.by_first:
+            if first in layer.by_first:  # both layers have phrases that start with it: merged
+                pair = (layer, more)
+                claims += [(ti, stems, _merged(pair, stems))
+                           for stems in dict.fromkeys((*layer.by_first[first], *more.by_first[first]))]
+                continue
+            layer = more
+        phrases = layer.by_first.get(first)  # one layer has them: its entries as they are
+        if phrases is not None:
+            entries = layer.entries
+            claims += [(ti, stems, entries[stems]) for stems in phrases]
     if not claims:
         return ()
     single = (first,)
@@ -302,9 +305,9 @@ def _target_phrases(visible: bool, own: tuple[str, ...], values: tuple[str, ...]
 
 
 @lru_cache(maxsize=4096)
-def _title(attribute: str, label: str) -> frozenset[tuple[str, ...]]:
+def _title(attribute: str, label: str) -> _Words:
     """An attribute's name and label, stemmed (an absent attribute's label is not read: "")."""
-    return frozenset({text_stems(attribute.replace("_", " ")), text_stems(label)})
+    return text_stems(attribute.replace("_", " ")), text_stems(label)
 
 
 def _need_phrases(visible: bool, keywords: tuple[str, ...], has_values: bool, said: tuple[str, ...],
@@ -327,20 +330,15 @@ def _need_phrases(visible: bool, keywords: tuple[str, ...], has_values: bool, sa
     return _layer(entries, _one_words(visible, own_stems))
 
 
-@lru_cache(maxsize=16384)
-def _alone(layer: _Layer) -> tuple[_Layer]:
-    return (layer,)
-
-
 def _build(scenario: Scenario) -> Table:
     needs = {n.attribute: n for n in scenario.needs}
     topic = topic_stems(scenario)
     present = {a.name for a in scenario.attributes}
-    data = domain_file(scenario.domain)
     targets: list[Target] = []
-    layers: list[tuple[_Layer, ...]] = []
-    named: list[frozenset[tuple[str, ...]]] = []
-    title: list[frozenset[tuple[str, ...]]] = []
+    base_layers: list[_Layer] = []
+    extra_layers: list[_Layer | None] = []
+    named: list[_Words] = []
+    title: list[_Words] = []
     for a in scenario.attributes:
         need = needs.get(a.name)
         tgt = target(a.name, a.kind, need.level if need else None)
@@ -349,24 +347,26 @@ def _build(scenario: Scenario) -> Table:
         extra = None if need is None else _need_phrases(visible, tuple(need.keywords), bool(a.values),
                                                          (need.statement, need.hint), topic)
         targets.append(tgt)
-        layers.append(_alone(base) if extra is None else (base, extra))
+        base_layers.append(base)
+        extra_layers.append(extra)
         more = extra is not None and extra.named  # a need's one-word keywords
-        named.append(_NONE if visible else base.named | extra.named if more else base.named)
-        title.append(_NONE if visible else _title(a.name, a.label))
-    for raw in data.get("attributes", []) if data is not None else ():
-        if not isinstance(raw, dict) or raw.get("name") in present:
+        named.append(() if visible else base.named + extra.named if more else base.named)
+        title.append(() if visible else _title(a.name, a.label))
+    for raw_name, own_words, values in domain_attributes(scenario.domain):
+        if raw_name in present:
             continue
-        name = str(raw.get("name"))
-        own_words = tuple(str(w) for w in (*raw.get("keywords", []), raw.get("label", ""), str(raw.get("name", ""))))
-        base = _target_phrases(False, own_words, tuple(str(v) for v in raw.get("values", [])), topic)
+        name = str(raw_name)
+        base = _target_phrases(False, own_words, values, topic)
         targets.append(target(name, "absent", None))
-        layers.append(_alone(base))
+        base_layers.append(base)
+        extra_layers.append(None)
         named.append(base.named)
         title.append(_title(name, ""))
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in text_stems(scenario.domain) if w not in STOP_STEMS)
-    starts = frozenset().union(*(layer.by_first for own in layers for layer in own))
-    return Table(tuple(targets), domain, numeric, tuple(layers), tuple(named), tuple(title), starts)
+    starts = frozenset().union(*(layer.by_first for layer in (*base_layers, *extra_layers) if layer is not None))
+    return Table(tuple(targets), domain, numeric, tuple(base_layers), tuple(extra_layers), tuple(named),
+                 tuple(title), starts)
 
 
 BUILDS = {"count": 0}  # how many tables were compiled (tests check reuse)

@@ -98,7 +98,7 @@ def question_features(question: str) -> tuple[str, ...]:
     return tuple(sorted(feats))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """One thing a question may be about: an attribute (present or absent) or general."""
 
@@ -111,7 +111,7 @@ class Candidate:
 _Plan = tuple[tuple[int, tuple[Any, ...]], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _ScenarioTexts:
     candidates: tuple[Candidate, ...]
     # Sorted tuples, not sets: kept per scenario, and tuples of strings are not tracked by the garbage collector.
@@ -155,9 +155,7 @@ def _candidates(scenario: Scenario) -> tuple[Candidate, ...]:
 
 @lru_cache(maxsize=64)
 def _domain_attributes(domain: str) -> tuple[str, ...]:
-    data = words.domain_file(domain) or {}
-    names = (str(raw.get("name")) if isinstance(raw, dict) else "" for raw in data.get("attributes", []))
-    return tuple(name for name in names if name)
+    return tuple(name for name in (str(raw) for raw, _own, _values in words.domain_attributes(domain)) if name)
 
 
 @lru_cache(maxsize=256)
@@ -214,6 +212,7 @@ class Router:
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
         self._steps: dict[tuple[int, tuple[str, ...]], tuple[int, tuple[Any, ...]]] = {}  # see _step
+        self._gets: dict[tuple[str, ...], tuple[Any, ...]] = {}  # a candidate's classes -> their lookups
         # Per scenario object (Scenario.derived_for, kept on the scenario for this router): each candidate's
         # weight classes (the shared dictionaries of ``classes``, no copies) and a decision memo. Nothing is
         # built per scenario beyond these few references.
@@ -243,7 +242,10 @@ class Router:
         if step is None:
             if len(self._steps) >= self.STEPS_KEPT:
                 self._steps.clear()
-            step = self._steps[(i, keys)] = (i, tuple(self.classes[k].get for k in keys if k in self.classes))
+            gets = self._gets.get(keys)
+            if gets is None:
+                gets = self._gets[keys] = tuple(self.classes[k].get for k in keys if k in self.classes)
+            step = self._steps[(i, keys)] = (i, gets)
         return step
 
     def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
