@@ -139,6 +139,10 @@ _Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primar
 _Entry = tuple[tuple[str, ...], float, int, bool]  # (stems, weight, target index, is a cost phrase)
 
 
+# Sets of phrases read only for membership are tuples: strings in tuples are not tracked by the garbage collector.
+_Words = tuple[tuple[str, ...], ...]
+
+
 @dataclass(frozen=True, eq=False, slots=True)
 class _Layer:
     """Phrases one source gives an attribute (its own words and values, a need's keywords, a need's
@@ -147,10 +151,6 @@ class _Layer:
     entries: _Phrases
     by_first: dict[str, tuple[tuple[str, ...], ...]]
     named: _Words  # single-word phrases of its own words (not for visible attributes)
-
-
-# Sets of phrases read only for membership are tuples: strings in tuples are not tracked by the garbage collector.
-_Words = tuple[tuple[str, ...], ...]
 
 
 def _one_words(visible: bool, own_stems: list[tuple[str, ...]]) -> _Words:
