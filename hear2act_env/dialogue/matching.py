@@ -41,12 +41,17 @@ it. The default matcher is deterministic, dependency-free and fast:
    another attribute reaches ``TRADEOFF_THRESHOLD``. Set phrases are read as
    one word first ("up front" -> upfront, "after work" -> evening).
 
-Tables are compiled once per scenario object (:func:`table_for`) and reused
-for every question; an attribute's phrases from its own words and values,
-and the domain's topic words, are computed once and shared by the scenarios
-that have the same attribute (:func:`_target_phrases`), so a scenario adds
-only its needs' statement words and the sharing rule; a question's words are
-stemmed through an LRU cache.
+Tables are assembled once per scenario object (:func:`table_for`) from layers:
+an attribute's phrases from its own words and values (and the domain's topic
+words) are one layer, computed once and shared by every scenario of the domain
+that has the attribute, whatever its role there (:func:`_target_phrases`); a
+need adds one small layer of its keywords and statement words
+(:func:`_need_phrases`). Nothing else is built up front: the entries for a
+question word (the phrases it starts, their weights after the sharing rule
+over the scenario's attributes) are compiled the first time the scenario meets
+that word and kept (:meth:`Table.phrases`), the same entries, in the same
+order, as a table built whole. A question's words are stemmed through an LRU
+cache.
 Words, frames and a domain's topic come from :mod:`.words` (shared with the
 learned router); the matcher registry (``MATCHERS``, ``resolve_matcher``) is
 :mod:`.matchers`.
@@ -54,11 +59,9 @@ learned router); the matcher registry (``MATCHERS``, ``resolve_matcher``) is
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from ..scenarios import Scenario
 from .stemmer import stem
@@ -68,7 +71,7 @@ from .words import (
     STOP_STEMS,
     WEAK_STEMS,
     about_the_user,
-    domain_file,
+    domain_attributes,
     frames,
     normalize,
     question_stems,
@@ -103,6 +106,12 @@ class Target:
     level: int | None  # need level when kind == "need"
 
 
+@lru_cache(maxsize=16384)
+def target(attribute: str, kind: str, level: int | None) -> Target:
+    """``Target(attribute, kind, level)``, one object per value (immutable: shared by the scenarios of a domain)."""
+    return Target(attribute, kind, level)
+
+
 def _word_weight(s: str, strong_cost: bool) -> float:
     if s in STOP_STEMS:
         return 0.0
@@ -126,27 +135,126 @@ def _phrase_weight(stems: tuple[str, ...], strong_cost: bool = False) -> float:
 
 
 # -- per-scenario tables -----------------------------------------------------------------------
-@dataclass(frozen=True)
+_Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primary), in first-added order
+_Entry = tuple[tuple[str, ...], float, int, bool]  # (stems, weight, target index, is a cost phrase)
+
+
+# Sets of phrases read only for membership are tuples: strings in tuples are not tracked by the garbage collector.
+_Words = tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class _Layer:
+    """Phrases one source gives an attribute (its own words and values, a need's keywords, a need's
+    statement): stems -> (weight, primary), the phrases by first stem, and its own single words."""
+
+    entries: _Phrases
+    by_first: dict[str, tuple[tuple[str, ...], ...]]
+    named: _Words  # single-word phrases of its own words (not for visible attributes)
+
+
+def _one_words(visible: bool, own_stems: list[tuple[str, ...]]) -> _Words:
+    """An attribute's own single words, for the sole-owner rule (none for a visible attribute)."""
+    return () if visible else tuple(st for st in own_stems if len(st) == 1)
+
+
+def _layer(entries: _Phrases, named: _Words = ()) -> _Layer:
+    by_first: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for st in entries:  # tuples of strings, not lists: the garbage collector stops tracking them
+        got = by_first.get(st[0])
+        by_first[st[0]] = (st,) if got is None else (*got, st)
+    return _Layer(entries, by_first, named)
+
+
+@dataclass(frozen=True, slots=True)
 class Table:
-    """One scenario's compiled phrases: first stem -> [(stems, weight, target index)]."""
+    """One scenario's phrases: per target, its layers (an attribute's own layer is shared by the scenarios
+    of its domain; a need adds a small one); :meth:`phrases` compiles a first stem's entries on use."""
 
     targets: tuple[Target, ...]
     domain: tuple[str, ...]  # the domain's name, stemmed: names the product category, not an attribute
     numeric: frozenset[str]  # visible attributes with numeric values (price, rating): the trade-off rule
-    # first stem -> [(stems, weight, target index, is a cost phrase)]
-    index: dict[str, tuple[tuple[tuple[str, ...], float, int, bool], ...]]
+    base: tuple[_Layer, ...]  # per target: its attribute's layer (shared by the domain's scenarios)
+    extra: tuple[_Layer | None, ...]  # per target: its need's layer, if any
+    named: tuple[_Words, ...]  # per target: its own single words (sole-owner rule)
+    title: tuple[_Words, ...]  # per target: its name and label stems
+    starts: frozenset[str]  # every stem a phrase starts with
+    compiled: dict[str, tuple[_Entry, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def phrases(self, first: str) -> tuple[_Entry, ...]:
+        """The phrases that start with the stem ``first``: (stems, weight, target index, is a cost phrase),
+        longest first; compiled on first use and kept (only for the stems in :attr:`starts`: the scenario's
+        phrases bound what is kept, not the questions)."""
+        got = self.compiled.get(first)
+        if got is None:
+            if first not in self.starts:
+                return ()
+            got = self.compiled[first] = _compile(self, first)
+        return got
+
+
+def _merged(layers: tuple[_Layer, ...], stems: tuple[str, ...]) -> tuple[float, bool]:
+    """A phrase's (weight, primary) over a target's layers: a primary claim beats a secondary one, then the
+    higher weight wins (what adding the layers' phrases one by one with :func:`_add` keeps)."""
+    best = (0.0, False)
+    for layer in layers:
+        v = layer.entries.get(stems)
+        if v is not None and (best[1], best[0]) < (v[1], v[0]):
+            best = v
+    return best
+
+
+def _compile(table: Table, first: str) -> tuple[_Entry, ...]:
+    # A single word several attributes claim says little about which one is meant ("kids" in a
+    # pediatrician scenario). Where some attributes own the word, they share it and the others'
+    # secondary claims count half; where none owns it, the secondary claims share it.
+    claims: list[tuple[int, tuple[str, ...], tuple[float, bool]]] = []
+    for ti, (layer, more) in enumerate(zip(table.base, table.extra, strict=True)):
+        if more is not None and first in more.by_first:
+            if first in layer.by_first:  # both layers have phrases that start with it: merged
+                pair = (layer, more)
+                claims += [(ti, stems, _merged(pair, stems))
+                           for stems in dict.fromkeys((*layer.by_first[first], *more.by_first[first]))]
+                continue
+            layer = more
+        phrases = layer.by_first.get(first)  # one layer has them: its entries as they are
+        if phrases is not None:
+            entries = layer.entries
+            claims += [(ti, stems, entries[stems]) for stems in phrases]
+    if not claims:
+        return ()
+    single = (first,)
+    n_own = sum(1 for _ti, stems, (_w, primary) in claims if primary and len(stems) == 1)
+    n_other = sum(1 for _ti, stems, (_w, primary) in claims if not primary and len(stems) == 1)
+    out: list[_Entry] = []
+    for ti, stems, (weight, primary) in claims:
+        if len(stems) == 1:
+            if primary:
+                if n_own == 1 and first in WEAK_STEMS and single in table.named[ti]:
+                    # An attribute's own weak keyword, nobody else's; its name or label counts whole
+                    # ("setting", "time" for a table time).
+                    weight = 1.0 if single in table.title[ti] else SOLE_WEAK_WEIGHT
+                weight /= n_own**OWNER_SHARE_POWER
+            elif n_own:
+                weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
+            else:
+                weight /= (n_other or 1) ** SHARE_POWER
+        out.append((stems, weight, ti, _is_cost(stems)))
+    out.sort(key=lambda e: -len(e[0]))
+    return tuple(out)
+
+
+_FAMILY_WORDS = tuple(frozenset((w,) for w in fam) for fam in FAMILY_STEMS)  # each family's words, as phrases
+_FAMILIES_OF: dict[str, tuple[int, ...]] = {}  # stem -> the concept families it belongs to
+for _i, _fam in enumerate(FAMILY_STEMS):
+    for _s in _fam:
+        _FAMILIES_OF[_s] = (*_FAMILIES_OF.get(_s, ()), _i)
 
 
 def _family_words(own: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]]:
-    words = {s for phrase in own for s in phrase}
-    out: set[tuple[str, ...]] = set()
-    for fam in FAMILY_STEMS:
-        if fam & words:
-            out.update((s,) for s in fam)
-    return out
-
-
-_Phrases = dict[tuple[str, ...], tuple[float, bool]]  # stems -> (weight, primary), in first-added order
+    """Every word of each concept family that one of the phrases' words belongs to."""
+    families = {i for phrase in own for s in phrase for i in _FAMILIES_OF.get(s, ())}
+    return set().union(*(_FAMILY_WORDS[i] for i in families))
 
 
 def _add(entries: _Phrases, stems: tuple[str, ...], weight: float, primary: bool) -> None:
@@ -156,136 +264,109 @@ def _add(entries: _Phrases, stems: tuple[str, ...], weight: float, primary: bool
         entries[stems] = (weight, primary)
 
 
+def _own_phrases(entries: _Phrases, own_stems: list[tuple[str, ...]], strong_cost: bool,
+                 topic: frozenset[str]) -> None:
+    for st in own_stems:
+        weight = 1.0 if len(st) == 2 and st[0] == "how" else _phrase_weight(st, strong_cost)
+        _add(entries, st, weight, True)
+        for s in st if len(st) > 1 else ():  # one word of a label or key phrase
+            _add(entries, (s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, strong_cost),
+                 False)
+
+
+def _price_like(entries: _Phrases, own_stems: list[tuple[str, ...]]) -> None:
+    if COST_STEMS & {w for st in own_stems for w in st}:
+        for w in COST_STEMS:  # a price-like visible attribute is reached by every cost word
+            _add(entries, (w,), 1.0, False)
+
+
 @lru_cache(maxsize=8192)
-def _target_phrases(kind: str, attribute: str, label: str, own: tuple[str, ...], values: tuple[str, ...],
-                    topic: frozenset[str]) -> tuple[_Phrases, frozenset[tuple[str, ...]], frozenset[tuple[str, ...]],
-                                                    tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]]:
-    """One attribute's phrases from its own words and values (a need's statement and hint come after, in
-    :func:`_said_phrases`), its own single words and its title (name and label) stems: a pure function
-    of its texts, so the scenarios of a domain share it, and its single words (:func:`_singles`).
-    Read-only: callers copy the phrases."""
+def _target_phrases(visible: bool, own: tuple[str, ...], values: tuple[str, ...], topic: frozenset[str]) -> _Layer:
+    """An attribute's own layer, from its own words (keywords, label, name) and values: a pure function of
+    its texts and whether it is visible, so the scenarios of a domain share it whatever role the attribute
+    plays in each (a need's keywords, statement and hint are a layer of their own, :func:`_need_phrases`).
+    Read-only."""
     # Primary phrases are the attribute's own words (name, label, keywords, a need's keywords, whole
     # values); secondary ones are single words taken from values, labels, statements and concept families.
     entries: _Phrases = {}
-
-    def add(stems: tuple[str, ...], weight: float, primary: bool) -> None:
-        _add(entries, stems, weight, primary)
-
-    strong_cost = kind == "visible"
     own_stems = [text_stems(p.replace("_", " ")) for p in own]
     value_stems = [text_stems(v) for v in values]
-    for st in own_stems:
-        weight = 1.0 if len(st) == 2 and st[0] == "how" else _phrase_weight(st, strong_cost)
-        add(st, weight, True)
-        for s in st if len(st) > 1 else ():  # one word of a label or key phrase
-            add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, strong_cost), False)
-    named: frozenset[tuple[str, ...]] = frozenset()
-    title: frozenset[tuple[str, ...]] = frozenset()
-    if kind != "visible":  # its own single words, for the sole-owner rule
-        named = frozenset(st for st in own_stems if len(st) == 1)
-        title = frozenset({text_stems(attribute.replace("_", " ")), text_stems(label)})
+    _own_phrases(entries, own_stems, visible, topic)
     for st in value_stems:
-        add(st, _phrase_weight(st), True)  # the whole value, as written
+        _add(entries, st, _phrase_weight(st), True)  # the whole value, as written
         for s in st:  # and each of its words, the topic ones faintly
-            add((s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), False)
+            _add(entries, (s,), TOPIC_WEIGHT if s in topic else VALUE_WORD_WEIGHT * _word_weight(s, False), False)
     for st in _family_words(own_stems + value_stems):
-        add(st, _phrase_weight(st, strong_cost), False)
-    if kind == "visible" and not values and COST_STEMS & {w for st in own_stems for w in st}:
-        for w in COST_STEMS:  # a price-like visible attribute is reached by every cost word
-            add((w,), 1.0, False)
-    return entries, named, title, _singles(entries)
+        _add(entries, st, _phrase_weight(st, visible), False)
+    if visible and not values:
+        _price_like(entries, own_stems)
+    # its own single words, for the sole-owner rule (not for a visible attribute)
+    return _layer(entries, _one_words(visible, own_stems))
 
 
-def _singles(entries: _Phrases) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
-    """The single-word phrases, claimed as the attribute's own (primary) and otherwise."""
-    return (tuple(st for st, (_w, p) in entries.items() if len(st) == 1 and p),
-            tuple(st for st, (_w, p) in entries.items() if len(st) == 1 and not p))
+@lru_cache(maxsize=4096)
+def _title(attribute: str, label: str) -> _Words:
+    """An attribute's name and label, stemmed (an absent attribute's label is not read: "")."""
+    return text_stems(attribute.replace("_", " ")), text_stems(label)
 
 
-def _said_phrases(phrases: _Phrases, said: tuple[str, ...], topic: frozenset[str]) -> _Phrases:
-    """An attribute's phrases with its need's statement and hint words added (last, as single words)."""
-    if not said:
-        return phrases
-    entries = dict(phrases)
+def _need_phrases(visible: bool, keywords: tuple[str, ...], has_values: bool, said: tuple[str, ...],
+                  topic: frozenset[str]) -> _Layer | None:
+    """A need's layer: its keywords as its attribute's own words (the rules of :func:`_target_phrases`), and
+    its statement and hint words (single, secondary); ``None`` when it adds nothing."""
+    entries: _Phrases = {}
+    own_stems = [text_stems(p.replace("_", " ")) for p in keywords]
+    _own_phrases(entries, own_stems, visible, topic)
+    for st in _family_words(own_stems):
+        _add(entries, st, _phrase_weight(st, visible), False)
+    if visible and not has_values:
+        _price_like(entries, own_stems)
     for text in said:
         for s in set(text_stems(text)):
             if s not in STOP_STEMS and s not in WEAK_STEMS:
                 _add(entries, (s,), TOPIC_WEIGHT if s in topic else STATEMENT_WEIGHT, False)
-    return entries
+    if not entries:
+        return None
+    return _layer(entries, _one_words(visible, own_stems))
 
 
 def _build(scenario: Scenario) -> Table:
     needs = {n.attribute: n for n in scenario.needs}
     topic = topic_stems(scenario)
-    targets: list[Target] = []
-
     present = {a.name for a in scenario.attributes}
-    data = domain_file(scenario.domain)
-    absent: list[dict[str, Any]] = []
-    if data is not None:
-        absent = [a for a in data.get("attributes", []) if isinstance(a, dict) and a.get("name") not in present]
-
-    named: dict[int, frozenset[tuple[str, ...]]] = {}
-    title: dict[int, frozenset[tuple[str, ...]]] = {}  # the attribute's name and label
-    labels = {a.name: a.label for a in scenario.attributes}
-    sources: list[tuple[Target, list[str], list[str], list[str]]] = []
+    targets: list[Target] = []
+    base_layers: list[_Layer] = []
+    extra_layers: list[_Layer | None] = []
+    named: list[_Words] = []
+    title: list[_Words] = []
     for a in scenario.attributes:
         need = needs.get(a.name)
-        target = Target(a.name, a.kind, need.level if need else None)
-        own = [*a.keywords, a.label, a.name.replace("_", " ")]
-        said = [need.statement, need.hint] if need is not None else []
-        own += list(need.keywords) if need is not None else []
-        sources.append((target, own, list(a.values), said))
-    for raw in absent:
-        words = [str(w) for w in (*raw.get("keywords", []), raw.get("label", ""), str(raw.get("name", "")))]
-        values = [str(v) for v in raw.get("values", [])]
-        sources.append((Target(str(raw.get("name")), "absent", None), words, values, []))
-
-    phrases: list[_Phrases] = []  # per target, stems -> (weight, primary), in first-added order
-    owners: Counter[tuple[str, ...]] = Counter()  # single words: how many targets own them (primary)
-    others: Counter[tuple[str, ...]] = Counter()  # ... and how many claim them secondarily
-    for ti, (target, own, values, said) in enumerate(sources):
-        targets.append(target)
-        base, own_words, names, singles = _target_phrases(target.kind, target.attribute,
-                                                          labels.get(target.attribute, ""), tuple(own),
-                                                          tuple(values), topic)
-        entries = _said_phrases(base, tuple(said), topic)
-        if entries is not base:
-            singles = _singles(entries)
-        phrases.append(entries)
-        owners.update(singles[0])
-        others.update(singles[1])
-        if target.kind != "visible":
-            named[ti] = own_words
-            title[ti] = names
-    # A single word several attributes claim says little about which one is meant ("kids" in a
-    # pediatrician scenario). Where some attributes own the word, they share it and the others'
-    # secondary claims count half; where none owns it, the secondary claims share it.
-    index: dict[str, list[tuple[tuple[str, ...], float, int, bool]]] = {}
-    for ti, entries in enumerate(phrases):
-        for stems, (weight, primary) in entries.items():
-            if len(stems) == 1:
-                n_own = owners.get(stems, 0)
-                if primary:
-                    if n_own == 1 and stems[0] in WEAK_STEMS and stems in named.get(ti, ()):
-                        # An attribute's own weak keyword, nobody else's; its name or label counts whole
-                        # ("setting", "time" for a table time).
-                        weight = 1.0 if stems in title.get(ti, ()) else SOLE_WEAK_WEIGHT
-                    weight /= n_own**OWNER_SHARE_POWER
-                elif n_own:
-                    weight *= SECONDARY_FACTOR / n_own**SHARE_POWER
-                else:
-                    weight /= others.get(stems, 1) ** SHARE_POWER
-            entry = (stems, weight, ti, _is_cost(stems))
-            listed = index.get(stems[0])
-            if listed is None:
-                index[stems[0]] = [entry]
-            else:
-                listed.append(entry)
-    frozen = {k: (v[0],) if len(v) == 1 else tuple(sorted(v, key=lambda e: -len(e[0]))) for k, v in index.items()}
+        tgt = target(a.name, a.kind, need.level if need else None)
+        visible = a.kind == "visible"
+        base = _target_phrases(visible, (*a.keywords, a.label, a.name.replace("_", " ")), tuple(a.values), topic)
+        extra = None if need is None else _need_phrases(visible, tuple(need.keywords), bool(a.values),
+                                                         (need.statement, need.hint), topic)
+        targets.append(tgt)
+        base_layers.append(base)
+        extra_layers.append(extra)
+        more = extra is not None and extra.named  # a need's one-word keywords
+        named.append(() if visible else base.named + extra.named if more else base.named)
+        title.append(() if visible else _title(a.name, a.label))
+    for raw_name, own_words, values in domain_attributes(scenario.domain):
+        if raw_name in present:
+            continue
+        name = str(raw_name)
+        base = _target_phrases(False, own_words, values, topic)
+        targets.append(target(name, "absent", None))
+        base_layers.append(base)
+        extra_layers.append(None)
+        named.append(base.named)
+        title.append(_title(name, ""))
     numeric = frozenset(a.name for a in scenario.attributes if a.kind == "visible" and not a.values)
     domain = tuple(w for w in text_stems(scenario.domain) if w not in STOP_STEMS)
-    return Table(tuple(targets), domain, numeric, frozen)
+    starts = frozenset().union(*(layer.by_first for layer in (*base_layers, *extra_layers) if layer is not None))
+    return Table(tuple(targets), domain, numeric, tuple(base_layers), tuple(extra_layers), tuple(named),
+                 tuple(title), starts)
 
 
 BUILDS = {"count": 0}  # how many tables were compiled (tests check reuse)
@@ -297,7 +378,7 @@ def _counted_build(scenario: Scenario) -> Table:
 
 
 def table_for(scenario: Scenario) -> Table:
-    """The scenario's compiled phrase table, built on first use and kept on the scenario object
+    """The scenario's phrase table, built on first use and kept on the scenario object
     (:meth:`Scenario.derived`: it lives and dies with the scenario)."""
     return scenario.derived("lexical_table", _counted_build)
 
@@ -321,9 +402,9 @@ def raw_scores(table: Table, question: str) -> dict[Target, tuple[float, float]]
                 masked[i : i + n] = [""] * n
             words = tuple(masked)
     found: list[tuple[float, int, int, int, tuple[str, ...], bool]] = []  # (weight, target, start, end, ...)
-    index = table.index
+    phrases = table.phrases
     for i, w in enumerate(words):
-        for stems, weight, ti, is_cost in index.get(w, ()):
+        for stems, weight, ti, is_cost in phrases(w):
             if words[i : i + len(stems)] == stems:
                 found.append((weight, ti, i, i + len(stems), stems, is_cost))
     # Per attribute, the heaviest matches first; a match overlapping one already counted ("what time"

@@ -38,18 +38,20 @@ the cross-domain weights alone.
 Weights ship in ``hear2act_env/data/router.json.gz`` (numbers and words only,
 read with the standard library) and are loaded once per process: one
 feature -> weight dictionary per class, which every scenario of the domain
-shares (the cross-domain classes every domain). A router keeps, per scenario
-object, only a plan (per candidate, the lookups of its classes: a few dozen
-references, built in microseconds the first time the scenario is met) and the
-decisions it has made (questions up to 512 characters, 1,024 per scenario), so
-a repeated question is a dictionary lookup and a new one ~0.2 ms. A candidate
-adds its weights feature by feature (sorted), class by class: the order of
-the per-scenario inverted tables this replaced, so every score is the same
-float (``tests/test_router.py`` pins 28,821 decisions recorded with those
-tables). The first question on a scenario also builds the lexical matcher's
-phrase table for it (:func:`.matching.table_for`), the bulk of that question's
-cost; ``benchmarks/routing.py`` prints cold and warm figures and the memory
-after all 480 scenarios. No dependency beyond the core.
+shares (the cross-domain classes every domain). The candidates (one object per
+domain attribute and role) and each candidate's lookups of its classes are
+shared by the scenarios of a domain; a router keeps, per scenario object, only
+a plan (a tuple of those shared lookups) and the decisions it has made
+(questions up to 512 characters, 1,024 per scenario), so a repeated question is
+a dictionary lookup and a new one ~0.3 ms. A candidate adds its weights feature
+by feature (sorted), class by class: the order of the per-scenario inverted
+tables this replaced, so every score is the same float (``tests/test_router.py``
+pins 28,821 decisions recorded with those tables). The first question on a
+scenario also stems its needs' statements and the persona (the overlap
+features) and assembles the lexical matcher's table for it
+(:func:`.matching.table_for`: the domain's shared attribute layers plus a small
+layer per need); ``benchmarks/routing.py`` prints cold and warm figures and the
+memory after all 480 scenarios. No dependency beyond the core.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def question_features(question: str) -> tuple[str, ...]:
     return tuple(sorted(feats))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """One thing a question may be about: an attribute (present or absent) or general."""
 
@@ -109,11 +111,12 @@ class Candidate:
 _Plan = tuple[tuple[int, tuple[Any, ...]], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _ScenarioTexts:
     candidates: tuple[Candidate, ...]
-    need_words: dict[str, frozenset[str]]  # need attribute -> content stems of its statement and hint
-    persona_words: frozenset[str]  # content stems of the persona's situation and the request
+    # Sorted tuples, not sets: kept per scenario, and tuples of strings are not tracked by the garbage collector.
+    need_words: dict[str, tuple[str, ...]]  # need attribute -> content stems of its statement and hint
+    persona_words: tuple[str, ...]  # content stems of the persona's situation and the request
 
 
 def _content(text: str, topic: frozenset[str]) -> frozenset[str]:
@@ -128,8 +131,10 @@ def _build_texts(scenario: Scenario) -> _ScenarioTexts:
     topic = words.topic_stems(scenario)
     return _ScenarioTexts(
         _candidates(scenario),
-        {n.attribute: _content(f"{n.statement} {n.hint}", topic) for n in scenario.needs},
-        _content(f"{scenario.persona.situation} {scenario.request}", topic),
+        # f"{statement} " has the statement's words: its stems come from the lexical matcher's cache
+        {n.attribute: tuple(sorted(_content(f"{n.statement} {n.hint}" if n.hint else n.statement, topic)))
+         for n in scenario.needs},
+        tuple(sorted(_content(f"{scenario.persona.situation} {scenario.request}", topic))),
     )
 
 
@@ -141,18 +146,31 @@ def candidates(scenario: Scenario) -> tuple[Candidate, ...]:
 def _candidates(scenario: Scenario) -> tuple[Candidate, ...]:
     d = slug(scenario.domain)
     needs = {n.attribute: n.level for n in scenario.needs}
-    out: list[Candidate] = []
-    for a in scenario.attributes:
-        keys = (f"{d}/{a.name}", f"*/{a.name}") if a.kind == "visible" else (f"{d}/{a.name}",)
-        out.append(Candidate(a.name, keys, Target(a.name, a.kind, needs.get(a.name))))
+    out = [_candidate(d, a.name, a.kind, needs.get(a.name)) for a in scenario.attributes]
     present = {a.name for a in scenario.attributes}
-    data = words.domain_file(scenario.domain) or {}
-    for raw in data.get("attributes", []):
-        name = str(raw.get("name")) if isinstance(raw, dict) else ""
-        if name and name not in present:
-            out.append(Candidate(name, (f"{d}/{name}",), None))
-    out.append(Candidate(GENERAL, ("*/general", f"{d}/general"), None))
+    out += [_candidate(d, name, None, None) for name in _domain_attributes(scenario.domain) if name not in present]
+    out.append(_general(d))
     return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _domain_attributes(domain: str) -> tuple[str, ...]:
+    return tuple(name for name in (str(raw) for raw, _own, _values in words.domain_attributes(domain)) if name)
+
+
+@lru_cache(maxsize=256)
+def _general(d: str) -> Candidate:
+    return Candidate(GENERAL, ("*/general", f"{d}/general"), None)
+
+
+@lru_cache(maxsize=16384)
+def _candidate(d: str, name: str, kind: str | None, level: int | None) -> Candidate:
+    """One candidate of a domain (slug ``d``): an attribute the scenario has (``kind``) or one it lacks
+    (``None``); immutable, so shared by the domain's scenarios."""
+    if kind is None:
+        return Candidate(name, (f"{d}/{name}",), None)
+    keys = (f"{d}/{name}", f"*/{name}") if kind == "visible" else (f"{d}/{name}",)
+    return Candidate(name, keys, matching.target(name, kind, level))
 
 
 def lexical_evidence(scenario: Scenario, question: str, cands: tuple[Candidate, ...]) -> list[tuple[float, ...]]:
@@ -168,14 +186,14 @@ def lexical_evidence(scenario: Scenario, question: str, cands: tuple[Candidate, 
     out = []
     for c in cands:
         if c.name == GENERAL:
-            persona = min(len(said & texts.persona_words), OVERLAP_CAP)
+            persona = min(len(said.intersection(texts.persona_words)), OVERLAP_CAP)
             out.append((0.0, 0.0, 0.0, 0.0, 0.0, 0.0, float(pick is None), 0.0, persona))
             continue
         w, cost = raw.get(c.name, (0.0, 0.0))
         is_num = float(c.name in numeric)
         out.append((min(w, LEX_CAP), min(cost, LEX_CAP), float(pick is not None and pick.attribute == c.name),
                     float(w >= THRESHOLD), is_num, is_num * float(tradeoff), 0.0,
-                    min(len(said & texts.need_words.get(c.name, frozenset())), OVERLAP_CAP), 0.0))
+                    min(len(said.intersection(texts.need_words.get(c.name, ()))), OVERLAP_CAP), 0.0))
     return out
 
 
@@ -184,6 +202,7 @@ class Router:
 
     DECISIONS_PER_SCENARIO = 1024  # a scenario's remembered decisions (rule agents repeat their questions)
     MEMO_MAX_CHARS = 512  # longer questions are routed afresh each time, not kept
+    STEPS_KEPT = 65_536  # (candidate index, classes) lookups kept (the bank's 480 scenarios need ~3,000)
 
     def __init__(self, weights: dict[str, Any]) -> None:
         if list(weights.get("psi", [])) != list(PSI):
@@ -192,6 +211,8 @@ class Router:
         self.general_offset = float(weights.get("general_offset", 0.0))
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
+        self._steps: dict[tuple[int, tuple[str, ...]], tuple[int, tuple[Any, ...]]] = {}  # see _step
+        self._gets: dict[tuple[str, ...], tuple[Any, ...]] = {}  # a candidate's classes -> their lookups
         # Per scenario object (Scenario.derived_for, kept on the scenario for this router): each candidate's
         # weight classes (the shared dictionaries of ``classes``, no copies) and a decision memo. Nothing is
         # built per scenario beyond these few references.
@@ -212,9 +233,20 @@ class Router:
         return scenario.derived_for(self, "router_plan", self._build_table)
 
     def _build_table(self, scenario: Scenario) -> tuple[_Plan, dict[str, Target | None]]:
-        plan = tuple((i, tuple(self.classes[k].get for k in c.keys if k in self.classes))
-                     for i, c in enumerate(candidates(scenario)))
+        plan = tuple(self._step(i, c.keys) for i, c in enumerate(candidates(scenario)))
         return plan, {}
+
+    def _step(self, i: int, keys: tuple[str, ...]) -> tuple[int, tuple[Any, ...]]:
+        """Candidate ``i``'s lookups (``dict.get`` of each of its weight classes), shared by the scenarios."""
+        step = self._steps.get((i, keys))
+        if step is None:
+            if len(self._steps) >= self.STEPS_KEPT:
+                self._steps.clear()
+            gets = self._gets.get(keys)
+            if gets is None:
+                gets = self._gets[keys] = tuple(self.classes[k].get for k in keys if k in self.classes)
+            step = self._steps[(i, keys)] = (i, gets)
+        return step
 
     def scores(self, scenario: Scenario, question: str) -> list[tuple[Candidate, float]]:
         """Every candidate with its score, in candidate order."""

@@ -5,7 +5,8 @@ these), all public: :func:`stems` (Porter2 stems of lower-cased words, set
 phrases read as one word first), :func:`question_stems` (without how-phrases
 about the user's own habits), :func:`frames` and :func:`about_the_user` (the
 frames of :mod:`.lexicon`), the stop/weak/cost stem sets and a domain's
-content file and topic words (:func:`domain_file`, :func:`topic_stems`).
+content file, its attributes and topic words (:func:`domain_file`, :func:`domain_attributes`,
+:func:`topic_stems`).
 """
 
 from __future__ import annotations
@@ -48,17 +49,22 @@ def _idiom(match: re.Match[str]) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-case words; hyphenated words also yield their parts ("carry-on" -> carry, on)."""
-    out: list[str] = []
     text = _IDIOMS.sub(_idiom, text.lower().replace("'", "").replace("\u2019", ""))
-    for tok in _TOKEN.findall(text):
-        out.extend(COMPARATIVES.get(part, part) for part in tok.split("-"))
-    return out
+    tokens = _TOKEN.findall(text)
+    if "-" in text:
+        tokens = [part for tok in tokens for part in tok.split("-")]
+    return list(map(COMPARATIVES.get, tokens, tokens))
+
+
+@lru_cache(maxsize=65_536)
+def _stem_word(word: str) -> str:
+    return word if word in PROTECTED else stem(word)
 
 
 @lru_cache(maxsize=8192)
 def stems(text: str) -> tuple[str, ...]:
     """The stems of :func:`words` (protected words kept whole)."""
-    return tuple(w if w in PROTECTED else stem(w) for w in words(text))
+    return tuple(map(_stem_word, words(text)))
 
 
 _USER_FRAME = re.compile(USER_FRAME)
@@ -108,6 +114,10 @@ FAMILY_STEMS: tuple[frozenset[str], ...] = tuple(
 @lru_cache(maxsize=64)
 def domain_file(domain: str) -> dict[str, Any] | None:
     """The domain's content file (for attributes this scenario lacks and topic words), if bundled."""
+    return _read_domain_file(domain)
+
+
+def _read_domain_file(domain: str) -> dict[str, Any] | None:
     slug = re.sub(r"[^a-z0-9]+", "-", domain.lower().replace("'", "")).strip("-")
     path = DOMAINS_DIR / f"{slug}.json"
     if not path.is_file():
@@ -119,6 +129,32 @@ def domain_file(domain: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+# (name as written, own words: keywords, label and name, values) of one attribute of a domain's content file
+DomainAttribute = tuple[Any, tuple[str, ...], tuple[str, ...]]
+
+
+@lru_cache(maxsize=64)
+def _domain_digest(domain: str) -> tuple[tuple[DomainAttribute, ...], tuple[str, ...]]:
+    """What the matchers read from a domain's content file, read once and kept as strings in tuples (not the
+    parsed file: its lists and dicts would be tracked by the garbage collector for the life of the process)."""
+    data = _read_domain_file(domain)
+    if data is None:
+        return (), ()
+    attributes = tuple(
+        (raw.get("name"), tuple(str(w) for w in (*raw.get("keywords", []), raw.get("label", ""),
+                                                  str(raw.get("name", "")))),
+         tuple(str(v) for v in raw.get("values", [])))
+        for raw in data.get("attributes", []) if isinstance(raw, dict))
+    requests = tuple(str(p.get("request", "")) for p in data.get("personas", []) if isinstance(p, dict))
+    return attributes, requests
+
+
+def domain_attributes(domain: str) -> tuple[DomainAttribute, ...]:
+    """The attributes of the domain's content file (none when it is not bundled): (name as written, own words
+    (keywords, label, name), values)."""
+    return _domain_digest(domain)[0]
+
+
 def topic_stems(scenario: Scenario) -> frozenset[str]:
     """Words that name the domain's subject: the domain name and words common to its requests."""
     if _persona_requests(scenario.domain):  # the domain's personas, not this scenario's: once per domain
@@ -126,12 +162,8 @@ def topic_stems(scenario: Scenario) -> frozenset[str]:
     return _topic_from(scenario.domain, (scenario.request,))
 
 
-@lru_cache(maxsize=64)
 def _persona_requests(domain: str) -> tuple[str, ...]:
-    data = domain_file(domain)
-    if data is None:
-        return ()
-    return tuple(str(p.get("request", "")) for p in data.get("personas", []) if isinstance(p, dict))
+    return _domain_digest(domain)[1]
 
 
 @lru_cache(maxsize=64)
