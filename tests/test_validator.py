@@ -407,7 +407,7 @@ def test_premise_rule_catches_a_renewal_deadline():
     d["request"] = ("My insurer just hiked my golden retriever's premium and renewal is in three days. "
                     "Find me the best-rated plan under $95 a month.")
     errors = [e for e in _errors(d) if "premise" in e]
-    assert any("L2 (waiting)" in e and "renewal" in e for e in errors), errors
+    assert any("L2 (waiting)" in e and "'renew'" in e for e in errors), errors  # Porter2 stems "renewal" to "renew"
 
 
 def test_topic_and_everyday_words_are_not_premises():
