@@ -33,6 +33,25 @@ SYSTEM = (
 )
 
 
+def observation_text(options: str, transcript: str, state: str = "") -> str:
+    """What a tool-calling model reads at reset: the options, the dialogue so far and the state line, if any
+    (one format for the local env and for an OpenEnv client).
+
+    >>> print(observation_text("1. A", "User: hi", "[STATE: resolved]"))
+    OPTIONS:
+    1. A
+    <BLANKLINE>
+    DIALOGUE SO FAR:
+    User: hi
+    <BLANKLINE>
+    [STATE: resolved]
+    """
+    parts = [f"OPTIONS:\n{options}", f"DIALOGUE SO FAR:\n{transcript}"]
+    if state:
+        parts.append(state)
+    return "\n\n".join(parts)
+
+
 class Hear2ActTools:
     """The four tools TRL exposes to the model (every public method is a tool) and the episode's reward.
 
@@ -114,10 +133,7 @@ class Hear2ActToolEnv(Hear2ActTools):
         self.env, obs = replay(DialogueState(realization, scenario_id, int(seed), tuple(history or ())),
                                self._envs[key])
         self.outcome, self.done = None, False
-        parts = [f"OPTIONS:\n{obs['options']}", f"DIALOGUE SO FAR:\n{obs['transcript']}"]
-        if obs.get("state"):
-            parts.append(obs["state"])
-        return "\n\n".join(parts)
+        return observation_text(obs["options"], obs["transcript"], obs.get("state") or "")
 
     def _act(self, action: str) -> str:
         if self.env is None:

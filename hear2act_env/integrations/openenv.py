@@ -54,7 +54,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError('the OpenEnv integration needs openenv-core: pip install "hear2act[openenv]"') from exc
 
-from hear2act.training.tools_env import Hear2ActTools
+from hear2act.training.tools_env import Hear2ActTools, observation_text
 
 from .episode import TEXT_ACCESS, check_access, decision_messages, env_id, make_env
 
@@ -216,10 +216,7 @@ class RemoteToolEnv(Hear2ActTools):
                 raise ValueError(f"history[{i}] ({action!r}) ends the episode of {scenario_id} seed {seed}")
         self.outcome, self.done = None, False
         obs = result.observation
-        parts = [f"OPTIONS:\n{obs.options}", f"DIALOGUE SO FAR:\n{obs.transcript}"]
-        if obs.state:
-            parts.append(obs.state)
-        return "\n\n".join(parts)
+        return observation_text(obs.options, obs.transcript, obs.state or "")
 
     def _act(self, action: str) -> str:
         if self._client is None:
