@@ -46,9 +46,10 @@ def is_bare_answer(text: str) -> bool:
 
 
 # -- does a text state a hidden need? ------------------------------------------------
-# Lower-case words, Porter2-stemmed (:func:`premise_stem`), so "PTSD", "photos"/"photo",
-# "backpacking"/"backpack" meet. Single words too generic to name a need on their own never count: the
-# stopwords (:data:`hear2act_env.dialogue.lexicon.STOP`, the one list) and the generic words below.
+# Lower-case words, Porter2-stemmed (:func:`hear2act_env.dialogue.stemmer.stem`, the project's one stemmer),
+# so "PTSD", "photos"/"photo", "backpacking"/"backpack", "inherited"/"inheritance" meet. Single words too generic
+# to name a need on their own never count: the stopwords (:data:`hear2act_env.dialogue.lexicon.STOP`, the one
+# list) and the generic words below.
 _WORD = re.compile(r"[a-z0-9]+")
 _GENERIC = STOP | frozenset(
     """
@@ -59,20 +60,9 @@ _GENERIC = STOP | frozenset(
 )
 
 
-def premise_stem(word: str) -> str:
-    """The stem the premise and hidden-need rules compare: Porter2 (:func:`hear2act_env.dialogue.stemmer.stem`,
-    the matcher's and the reader's; one stemmer in the project), so derivations meet too
-    ("inherited"/"inheritance", "adopted"/"adoption", "setting"/"set").
-
-    >>> [premise_stem(w) for w in ("photos", "backpacking", "inherited", "inheritance", "supplies")]
-    ['photo', 'backpack', 'inherit', 'inherit', 'suppli']
-    """
-    return stem(word)
-
-
 def words(text: str) -> str:
     """Normalised words joined by spaces, padded so phrases match on word boundaries."""
-    return " " + " ".join(premise_stem(w) for w in _WORD.findall(text.lower().replace("'", " "))) + " "
+    return " " + " ".join(stem(w) for w in _WORD.findall(text.lower().replace("'", " "))) + " "
 
 
 def phrases_in(text: str, phrases: list[str] | tuple[str, ...]) -> list[str]:
@@ -86,7 +76,7 @@ def phrases_in(text: str, phrases: list[str] | tuple[str, ...]) -> list[str]:
     return found
 
 
-_GENERIC_STEMS = frozenset(premise_stem(w) for w in _GENERIC)
+_GENERIC_STEMS = frozenset(stem(w) for w in _GENERIC)
 
 
 # How a request words a numeric bound (PROTOCOL.md "Scenario": words of a bound mean
@@ -154,12 +144,12 @@ _PREMISE_GENERIC = frozenset(
     don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn
     """.split()
 )
-_PREMISE_STOP = _GENERIC_STEMS | frozenset(premise_stem(w) for w in _PREMISE_GENERIC)
+_PREMISE_STOP = _GENERIC_STEMS | frozenset(stem(w) for w in _PREMISE_GENERIC)
 
 
 def content_stems(text: str) -> frozenset[str]:
     """The stems of ``text`` that can carry a premise (generic words, numbers, short words excepted)."""
-    found = {premise_stem(w) for w in _WORD.findall(text.lower().replace("'", " "))}
+    found = {stem(w) for w in _WORD.findall(text.lower().replace("'", " "))}
     return frozenset(s for s in found if len(s) > 2 and not s.isdigit() and s not in _PREMISE_STOP)
 
 
