@@ -64,7 +64,7 @@ def test_rollout_turn_sampling_is_checked():
     from hear2act.training.episode_rollout import TURN_SAMPLING, make_rollout_func
     from hear2act.training.episodes import EpisodeReward
 
-    assert TURN_SAMPLING == ("uniform", "last", "closing")
+    assert TURN_SAMPLING == ("uniform", "last", "closing", "branch")
     with pytest.raises(ValueError, match="turn_sampling"):
         make_rollout_func(access="T+S", reward=EpisodeReward(), turn_sampling="first")
 

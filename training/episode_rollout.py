@@ -33,6 +33,10 @@ under an unresolved tag, the right move there -- is not what failed it.
 ``last`` pushes that turn down in every group that has a success, while a
 success's own RECOMMENDs never get credit: a bias toward confirming under an
 unresolved tag that the measured runs show (docs/training.md).
+``turn_sampling="branch"`` (:mod:`hear2act.training.branching`) makes each
+group K continuations of **one** on-policy decision state instead of K
+episodes of one start: the K samples share the trained turn's prompt, and
+both CONFIRM and RECOMMEND there are credited with the outcome they led to.
 
 Held-out evaluation (:class:`HeldOutEval`) plays the held-out scenarios
 (:func:`hear2act.training.splits.eval_ids`) greedily with
@@ -55,6 +59,7 @@ import numpy as np
 from hear2act.agents.base import PolicyInput, PolicyOutput
 from hear2act.agents.llm.reasoning import split_reasoning
 
+from .branching import play_branched
 from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
 
 ENV_IDS = {"prosody": "Hear2Act-Prosody-v2", "explicit": "Hear2Act-Explicit-v2"}
@@ -136,7 +141,7 @@ class SamplingPolicy:
         return outputs
 
 
-TURN_SAMPLING = ("uniform", "last", "closing")
+TURN_SAMPLING = ("uniform", "last", "closing", "branch")
 
 
 def episode_reward(completions: Sequence[Any], episode_reward: Sequence[float] | None = None,
@@ -247,8 +252,13 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
         seeds = [int(x["seed"]) for x in inputs]
         keys = [f"{step}/{trainer.accelerator.process_index}/{i}/{sid}/{s}"
                 for i, (sid, s) in enumerate(zip(sids, seeds, strict=True))]
-        rows = play(policy, sids, access=access, realization=realization, config=reward, seeds=seeds, keys=keys,
-                    batch_size=len(sids))
+        k = int(getattr(trainer, "num_generations", 0) or len(sids))
+        if turn_sampling == "branch":  # K continuations of one drawn decision state per group (training.branching)
+            rows, taus = play_branched(policy, sids, seeds, keys, k, access=access, realization=realization,
+                                       config=reward, rng=np.random.default_rng([seed, step]))
+        else:
+            rows = play(policy, sids, access=access, realization=realization, config=reward, seeds=seeds,
+                        keys=keys, batch_size=len(sids))
         out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": None,
                                      "episode_reward": [], **{n.replace("/", "_"): [] for n in (*LOGGED, *DECISIONS)}}
         trained, masks = [], []
@@ -256,8 +266,12 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
             turns = row["records"]
             if not turns:
                 raise RuntimeError(f"rollout_func: episode {row['key']} has no turn")
-            tau = len(turns) - 1 if turn_sampling in ("last", "closing") else \
-                int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
+            if turn_sampling == "branch":
+                tau = taus[i]
+            elif turn_sampling in ("last", "closing"):
+                tau = len(turns) - 1
+            else:
+                tau = int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
             completion = turns[tau].extra["completion_ids"]
             out["prompt_ids"].append(turns[tau].extra["prompt_ids"])
             out["completion_ids"].append(completion)
@@ -272,10 +286,9 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
         if turn_sampling == "closing":
             out["env_mask"] = masks  # TRL: 0 = not the model's to train (here: no closing decision to credit)
             out["episode_reward"] = closing_baseline(out["episode_reward"], [m[:1] != [0] for m in masks],
-                                                     int(getattr(trainer, "num_generations", 0) or len(rows)))
+                                                     k)
         trainer.last_episodes = [{k: r[k] for k in ("key", "reward", "success", "turns")} for r in rows]
-        trainer.last_diagnostics = step_diagnostics(rows, trained, int(getattr(trainer, "num_generations", 0) or 0),
-                                                    out["episode_reward"])
+        trainer.last_diagnostics = step_diagnostics(rows, trained, k, out["episode_reward"])
         if diagnostics:
             d = trainer.last_diagnostics
             adv = ", ".join(f"{kind} {m:+.3f} (n={n})" for kind, (m, n) in d["advantage_by_trained_turn"].items())

@@ -102,9 +102,11 @@ class Hear2ActArgs:
     eval_seed: int = field(default=10_000, metadata={"help": "episode seed of held-out scenario i is eval_seed + i"})
     turn_sampling: str = field(default="uniform", metadata={"help": "episode mode: the turn each sample trains on: "
                                                                    "uniform (unbiased, 1/T per turn), last (the "
-                                                                   "episode's last turn) or closing (the CONFIRM "
+                                                                   "episode's last turn), closing (the CONFIRM "
                                                                    "that closed it; nothing for an episode that "
-                                                                   "hit the turn limit)"})
+                                                                   "hit the turn limit) or branch (K continuations "
+                                                                   "of one replayed decision state per group; "
+                                                                   "hear2act.training.branching)"})
     rollout_diagnostics: bool = field(default=True, metadata={
         "help": "episode mode: print each step's rollout diagnostics (success, P(confirm | tag), advantage of the "
                 "trained turns by action and tag)"})

@@ -1,0 +1,151 @@
+"""Branched episodes for GRPO (``turn_sampling="branch"``): K continuations from one on-policy decision state.
+
+Why. With ``closing`` (:mod:`hear2act.training.episode_rollout`) a group is K
+episodes of the same *start*; each trains the CONFIRM that closed it, so the
+K trained turns sit in K different states, every trained token is a CONFIRM,
+and a group carries a learning signal only when its closed episodes differ in
+outcome. A warm start that confirms on a quarter of its assents gives a few
+such contrasts per step (``docs/training.md``: 25 in 352 episodes).
+
+What a group is here. For each episode start the model plays one **prefix
+episode** on-policy; one of its decision turns is drawn (seeded), among the
+turns that answer a recommendation -- the decisions the state tag is about:
+CONFIRM the current option, or look further -- half the time from those under
+a ``resolved`` tag when the prefix has both (:func:`draw_branch_turn` says why). The K samples of the group then
+**replay that prefix** (the recorded outputs, through the same env with the
+same seed: the same observations, checked turn by turn) and, from the drawn
+turn on, **sample their own continuation to the end** with the model. Each
+sample trains the drawn turn (its prompt is the same for all K, as in
+single-turn GRPO) with its whole episode's reward
+(:class:`hear2act.training.episodes.EpisodeReward`). The group-relative
+advantage is then an on-policy estimate of ``Q(s, a) - V(s)`` at that state:
+under an unresolved tag a CONFIRM fails and a RECOMMEND that searches on can
+still win; under a resolved tag CONFIRM wins at once and searching on pays turn
+cost or worse. Both actions get credit, and the optimum is the policy that
+solves the task (the episode's verifiable outcome decides every reward).
+
+The prefix turns are shared by the K samples, so their process terms and turn
+cost shift the group's rewards alike and cancel in the advantage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hear2act.agents.base import PolicyInput, PolicyOutput
+from hear2act.agents.llm.reasoning import split_reasoning
+from hear2act_env.dialogue.actions import parse_action
+
+from .episodes import EpisodeReward, TurnRecord, play
+
+
+def decision_turns(records: Sequence[TurnRecord]) -> dict[str, list[int]]:
+    """The turns that answer one of the policy's recommendations (the opening included), by the state tag they saw:
+    ``resolved``, ``unresolved``, or ``untagged`` (no tag in the observation, e.g. access T).
+
+    >>> r = [TurnRecord("User: A\\nAssistant: [ACTION: RECOMMEND] [OPTION: 1] a\\nUser: ok", "",
+    ...                 "CONCERN STATE: x (unresolved)", "[ACTION: ASK] Which?"),
+    ...      TurnRecord("User: A\\nAssistant: [ACTION: ASK] Which?\\nUser: b", "", "CONCERN STATE: x (unresolved)",
+    ...                 "[ACTION: RECOMMEND] [OPTION: 2] b"),
+    ...      TurnRecord("User: b\\nAssistant: [ACTION: RECOMMEND] [OPTION: 2] b\\nUser: ok", "",
+    ...                 "CONCERN STATE: y (resolved)", "[ACTION: CONFIRM] ok")]
+    >>> decision_turns(r)
+    {'resolved': [2], 'unresolved': [0], 'untagged': []}
+    """
+    from hear2act.agents.rule import UNRESOLVED
+
+    out: dict[str, list[int]] = {"resolved": [], "unresolved": [], "untagged": []}
+    for t, turn in enumerate(records):
+        lines = turn.transcript.splitlines()
+        if len(lines) < 2 or not lines[-2].startswith("Assistant: "):
+            continue
+        if parse_action(lines[-2][len("Assistant: "):]).kind != "recommend":
+            continue
+        tag = "untagged" if not turn.state else "unresolved" if UNRESOLVED.search(turn.state) else "resolved"
+        out[tag].append(t)
+    return out
+
+
+def draw_branch_turn(records: Sequence[TurnRecord], rng: np.random.Generator, resolved_share: float = 0.5) -> int:
+    """The turn a group branches at: a :func:`decision_turns` turn, from those under a ``resolved`` tag with
+    probability ``resolved_share`` when the prefix has both tags (else from those it has; any turn if none).
+
+    Why stratify: a random search meets a resolved state only when it has recommended an option that meets every
+    need, one turn in ten or fewer, and that is where CONFIRM is right; drawn uniformly, almost every group would
+    compare continuations of an unresolved state. Which states are trained changes no sample's advantage (each
+    is the outcome of a continuation from that state, against the group's mean), only where the update looks.
+    """
+    by = decision_turns(records)
+    tagged = [tag for tag in ("resolved", "unresolved") if by[tag]]
+    if len(tagged) == 2:
+        pool = by["resolved"] if rng.random() < resolved_share else by["unresolved"]
+    elif tagged:
+        pool = by[tagged[0]]
+    else:
+        pool = by["untagged"] or list(range(len(records)))
+    return int(rng.choice(pool))
+
+
+class PrefixReplay:
+    """A batched policy that replays recorded outputs for the first turns of named episodes, then defers.
+
+    ``prefixes[key]`` are the turn records to replay for the episode ``key`` (turns ``0..len-1``); a replayed
+    turn must see the observation it was recorded in, or the replay stops with an error naming the episode.
+    """
+
+    def __init__(self, policy: Any, prefixes: dict[str, Sequence[TurnRecord]]) -> None:
+        self.policy, self.prefixes = policy, prefixes
+        self.name = getattr(policy, "name", "policy")
+
+    def act_batch(self, items: Sequence[PolicyInput]) -> list[PolicyOutput]:
+        outputs: list[PolicyOutput | None] = [None] * len(items)
+        live = []
+        for i, item in enumerate(items):
+            prefix = self.prefixes.get(item.key, ())
+            if item.turn >= len(prefix):
+                live.append(i)
+                continue
+            rec = prefix[item.turn]
+            if str(item.observation.get("transcript", "")) != rec.transcript:
+                raise RuntimeError(f"branch replay of {item.key}: turn {item.turn} sees another transcript than "
+                                   "the prefix episode did (the env is not deterministic in its seed)")
+            reasoning, answer = split_reasoning(rec.raw)
+            outputs[i] = PolicyOutput(action=answer, raw=rec.raw, reasoning=reasoning, extra=dict(rec.extra))
+        if live:
+            for i, out in zip(live, self.policy.act_batch([items[i] for i in live]), strict=True):
+                outputs[i] = out
+        return [o for o in outputs if o is not None]
+
+    def release(self, keys: Sequence[str]) -> None:
+        release = getattr(self.policy, "release", None)
+        if release is not None:
+            release(keys)
+
+
+def play_branched(policy: Any, scenario_ids: Sequence[str], seeds: Sequence[int], keys: Sequence[str], k: int, *,
+                  access: str, realization: str, config: EpisodeReward, rng: np.random.Generator,
+                  resolved_share: float = 0.5) -> tuple[list[dict[str, Any]], list[int]]:
+    """Play ``len(scenario_ids) / k`` groups of ``k`` consecutive samples (each group one start): a prefix episode
+    per group, a branch turn drawn from it (:func:`draw_branch_turn`), then every sample replays the prefix up to
+    that turn and plays on with ``policy``. Returns the samples' scored rows (:func:`play`) and branch turns."""
+    if k < 1 or len(scenario_ids) % k:
+        raise ValueError(f"branch: {len(scenario_ids)} samples do not make groups of num_generations={k}")
+    starts = range(0, len(scenario_ids), k)
+    for g in starts:
+        if len({(scenario_ids[i], int(seeds[i])) for i in range(g, g + k)}) != 1:
+            raise ValueError(f"branch: the samples {g}..{g + k - 1} are not one episode start (scenario, seed)")
+    prefix_rows = play(policy, [scenario_ids[g] for g in starts], seeds=[int(seeds[g]) for g in starts],
+                       keys=[f"{keys[g]}/prefix" for g in starts], access=access, realization=realization,
+                       config=config, batch_size=len(starts))
+    taus = [draw_branch_turn(row["records"], rng, resolved_share) for row in prefix_rows]
+    prefixes = {keys[g + j]: row["records"][:tau] for g, row, tau in zip(starts, prefix_rows, taus, strict=True)
+                for j in range(k)}
+    rows = play(PrefixReplay(policy, prefixes), list(scenario_ids), seeds=[int(s) for s in seeds], keys=list(keys),
+                access=access, realization=realization, config=config, batch_size=len(scenario_ids))
+    return rows, [taus[i // k] for i in range(len(scenario_ids))]
+
+
+__all__ = ["PrefixReplay", "decision_turns", "draw_branch_turn", "play_branched"]
