@@ -71,3 +71,18 @@ def test_groups_must_be_one_start():
     with pytest.raises(ValueError, match="not one episode start"):
         play_branched(KeyedCoin(), sids[1:5], seeds[1:5], keys[1:5], 2, access="T+S", realization="prosody",
                       config=EpisodeReward(), rng=np.random.default_rng(0))
+
+
+def test_a_branched_sample_is_credited_with_its_own_turns_process_terms_only():
+    from hear2act.training.branching import branch_reward
+    from hear2act.training.episodes import turn_terms
+
+    config = EpisodeReward()
+    good = TurnRecord("User: Hi.", "1. A", "", "[ACTION: RECOMMEND] [OPTION: 1] How about A?")
+    bad = TurnRecord("User: Hi.", "1. A", "", "whatever")
+    row = {"outcome": -0.2, "records": [bad, good, bad]}
+    terms = turn_terms(good, config)
+    expected = -0.2 + sum(w * terms[t] for t, w in config.process.items())
+    assert branch_reward(row, 1, config) == pytest.approx(expected)
+    other = {"outcome": -0.2, "records": [good, good, good]}
+    assert branch_reward(other, 1, config) == branch_reward(row, 1, config)  # the other turns do not enter

@@ -59,7 +59,7 @@ import numpy as np
 from hear2act.agents.base import PolicyInput, PolicyOutput
 from hear2act.agents.llm.reasoning import split_reasoning
 
-from .branching import play_branched
+from .branching import branch_reward, play_branched
 from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
 
 ENV_IDS = {"prosody": "Hear2Act-Prosody-v2", "explicit": "Hear2Act-Explicit-v2"}
@@ -277,7 +277,8 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
             out["completion_ids"].append(completion)
             closed = bool((row["trajectory"].get("outcome") or {}).get("confirmed", False))
             masks.append([int(closed or turn_sampling != "closing")] * len(completion))
-            out["episode_reward"].append(row["reward"])
+            out["episode_reward"].append(branch_reward(row, tau, reward) if turn_sampling == "branch"
+                                         else row["reward"])
             for n in LOGGED:
                 out[n.replace("/", "_")].append(float(row[n]))
             for n, v in _decision_rates(row["decisions"]).items():
