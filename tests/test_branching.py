@@ -86,3 +86,14 @@ def test_a_branched_sample_is_credited_with_its_own_turns_process_terms_only():
     assert branch_reward(row, 1, config) == pytest.approx(expected)
     other = {"outcome": -0.2, "records": [good, good, good]}
     assert branch_reward(other, 1, config) == branch_reward(row, 1, config)  # the other turns do not enter
+
+
+def test_an_invalid_trained_turn_scores_as_a_failure_whatever_followed():
+    from hear2act.training.branching import branch_reward
+
+    config = EpisodeReward()
+    ok = TurnRecord("User: Hi.", "1. A", "", "[ACTION: RECOMMEND] [OPTION: 1] How about A?")
+    bad = TurnRecord("User: Hi.", "1. A", "", "whatever")
+    won = {"outcome": 1.0 - 0.05 * 3, "records": [bad, ok, ok]}
+    failed = {"outcome": -0.05 * 20, "records": [bad, ok, ok]}
+    assert branch_reward(won, 0, config) == branch_reward(failed, 0, config) < branch_reward(won, 1, config)

@@ -43,7 +43,7 @@ import numpy as np
 
 from hear2act.agents.base import PolicyInput, PolicyOutput
 from hear2act.agents.llm.reasoning import split_reasoning
-from hear2act_env.dialogue.actions import parse_action
+from hear2act_env.dialogue.actions import INVALID, parse_action
 
 from .episodes import PROCESS_TERMS, EpisodeReward, TurnRecord, play, turn_terms
 
@@ -97,9 +97,15 @@ def draw_branch_turn(records: Sequence[TurnRecord], rng: np.random.Generator, re
 
 def branch_reward(row: dict[str, Any], tau: int, config: EpisodeReward) -> float:
     """A branched sample's reward: the episode's outcome (``row["outcome"]``: success - turn cost) plus the
-    weighted process terms of turn ``tau``, the turn the sample trains."""
+    weighted process terms of turn ``tau``, the turn the sample trains. An unparseable answer at ``tau`` is
+    scored as a failed episode whatever followed: in the env it only wastes a turn, so under an unresolved tag
+    it would otherwise be credited like a RECOMMEND (it keeps the episode going) -- a first run drifted into
+    93% invalid answers that way."""
     terms = turn_terms(row["records"][tau], config)
-    return float(row["outcome"]) + sum(config.process.get(t, 0.0) * terms[t] for t in PROCESS_TERMS)
+    process = sum(config.process.get(t, 0.0) * terms[t] for t in PROCESS_TERMS)
+    if parse_action(split_reasoning(row["records"][tau].raw)[1]).kind == INVALID:
+        return -config.turn_cost * config.charged_turns(config.horizon, False) + process
+    return float(row["outcome"]) + process
 
 
 class PrefixReplay:
