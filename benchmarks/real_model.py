@@ -96,38 +96,65 @@ def raw_generate(backend: Any, batches: list[list[Any]]) -> dict[str, Any]:
     return stats
 
 
+def play(backend: Any, policy: Any, specs: list[Any], batch_size: int) -> dict[str, Any]:
+    """One engine run from a cold prefix cache: trajectories, recorded calls, stats, wall and CPU seconds."""
+    if backend.prefix_store is not None:
+        backend.prefix_store.clear()
+    backend.stats = {k: type(v)() for k, v in backend.stats.items()}
+    rec = Recorder(backend)
+    t0, c0 = time.perf_counter(), time.process_time()
+    trajs = run_episodes(specs, policy, batch_size=batch_size)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    backend.generate = rec._generate  # unwrap
+    return {"trajs": trajs, "batches": rec.batches, "stats": dict(backend.stats), "wall": wall, "cpu": cpu,
+            "turns": sum(len(t["turns"]) for t in trajs)}
+
+
 def bench(args: argparse.Namespace) -> None:
     policy = make_policy("hf:smollm2", access=args.access, max_new_tokens=args.max_new_tokens)
     backend = policy.backend
-    rec = Recorder(backend)
     specs = make_specs(ENVS[args.realization], [args.scenario] * args.episodes, seed=args.seed, access=args.access)
-    print(f"{args.episodes} episodes of {args.scenario} ({args.realization}, {args.access}), "
-          f"max_new_tokens={args.max_new_tokens}, torch threads={_threads()}; {load()}", flush=True)
-    t0, c0 = time.perf_counter(), time.process_time()
-    trajs = run_episodes(specs, policy, batch_size=args.episodes)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    s = dict(backend.stats)
-    texts = [g for b in rec.batches for g in b]  # requests in order; their replies are in the trajectories
-    engine_texts = [turn["raw"] for b in _by_call(trajs, rec.batches) for turn in b]
-    turns = sum(len(t["turns"]) for t in trajs)
-    print(f"engine: {wall:.1f} s wall, {cpu:.1f} CPU s, {turns} turns, {load()}", flush=True)
-    raw = raw_generate(backend, rec.batches)
     n = args.episodes
+    print(f"{n} episodes of {args.scenario} ({args.realization}, {args.access}) in one batch, "
+          f"max_new_tokens={args.max_new_tokens}, torch threads={_threads()}; {load()}", flush=True)
+    runs: dict[str, dict[str, Any]] = {}
+    # The engine with its decode loop (preallocated KV, ended rows leave the batch), then as it was before
+    # (model.generate on the stacked prefix cache), same process, same model, each from a cold prefix cache.
+    for name, loop in [("decode loop", True), ("model.generate", False)][:1 if args.no_before else 2]:
+        backend.decode_loop = loop
+        runs[name] = r = play(backend, policy, specs, n)
+        print(f"engine ({name}): {r['wall']:.1f} s wall, {r['cpu']:.1f} CPU s ({r['cpu'] / n:.1f} CPU-s per "
+              f"episode), {r['turns']} turns, {r['stats']['new_tokens']} new tokens; {load()}", flush=True)
+    main = runs["decode loop"]
+    s, trajs, batches = main["stats"], main["trajs"], main["batches"]
+    engine_texts = [turn["raw"] for b in _by_call(trajs, batches) for turn in b]
+    if "model.generate" in runs:
+        before = runs["model.generate"]
+        old_texts = [turn["raw"] for b in _by_call(before["trajs"], before["batches"]) for turn in b]
+        same_old = sum(a == b for a, b in zip(engine_texts, old_texts, strict=False))
+        total = max(len(engine_texts), len(old_texts))
+        print(f"replies identical decode loop vs model.generate engine: {same_old}/{total}")
+        print(f"CPU-s per episode: {before['cpu'] / n:.1f} before -> {main['cpu'] / n:.1f} now "
+              f"({before['cpu'] / main['cpu']:.2f}x)")
     print(f"prompt tokens per episode (what every turn re-prefilled before): {s['prompt_tokens'] / n:.0f}")
     print(f"prefill tokens per episode with prefix caching: {s['prefill_tokens'] / n:.0f} "
           f"({100 * s['prefill_tokens'] / s['prompt_tokens']:.1f}% of before)")
     print(f"engine prefill: {s['prefill_tokens'] / s['prefill_s']:.0f} computed tok/s "
           f"({s['prompt_tokens'] / s['prefill_s']:.0f} prompt tok/s); "
           f"decode {s['new_tokens'] / s['generate_s']:.1f} tok/s ({s['new_tokens']} new tokens)")
-    print(f"raw generate prefill: {raw['prefill_tokens'] / raw['prefill_s']:.0f} tok/s "
-          f"({raw['padded_tokens']} padded positions for {raw['prefill_tokens']} tokens); "
-          f"decode {raw['new_tokens'] / max(raw['generate_s'], 1e-9):.1f} tok/s ({raw['new_tokens']} new tokens)")
-    print(f"model time per episode: engine {(s['prefill_s'] + s['generate_s']) / n:.1f} s, "
-          f"raw {(raw['prefill_s'] + raw['generate_s']) / n:.1f} s")
-    same = sum(a == b for a, b in zip(engine_texts, raw["texts"], strict=True))
-    print(f"replies identical engine vs raw generate: {same}/{len(texts)}")
-    print(f"episodes per hour (engine, this load): {3600 * n / wall:.1f}; from CPU time, one thread per episode "
-          f"batch on each of 2 idle cores: {2 * 3600 * n / cpu:.0f}; {load()}")
+    texts = [g for b in batches for g in b]
+    if not args.no_raw:
+        raw = raw_generate(backend, batches)
+        print(f"raw generate prefill: {raw['prefill_tokens'] / raw['prefill_s']:.0f} tok/s "
+              f"({raw['padded_tokens']} padded positions for {raw['prefill_tokens']} tokens); "
+              f"decode {raw['new_tokens'] / max(raw['generate_s'], 1e-9):.1f} tok/s ({raw['new_tokens']} new tokens)")
+        print(f"model time per episode: engine {(s['prefill_s'] + s['generate_s']) / n:.1f} s, "
+              f"raw {(raw['prefill_s'] + raw['generate_s']) / n:.1f} s")
+        same = sum(a == b for a, b in zip(engine_texts, raw["texts"], strict=True))
+        print(f"replies identical engine vs raw generate: {same}/{len(texts)}")
+    for name, r in runs.items():
+        print(f"episodes per hour ({name}, this load): {3600 * n / r['wall']:.1f}; from CPU time, one thread per "
+              f"episode batch on each of 2 idle cores: {2 * 3600 * n / r['cpu']:.0f}; {load()}")
 
 
 def _by_call(trajs: list[dict[str, Any]], batches: list[list[Any]]) -> list[list[dict[str, Any]]]:
@@ -195,6 +222,8 @@ def main() -> None:
     p.add_argument("--access", default="T", choices=["T", "T+S"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-new-tokens", type=int, default=48)
+    p.add_argument("--no-before", action="store_true", help="skip the engine run with model.generate (before)")
+    p.add_argument("--no-raw", action="store_true", help="skip replaying the calls through raw model.generate")
     p.add_argument("--corpus", default="", help="write every raw reply of a few episodes per condition here")
     p.add_argument("--grid", action="store_true", help="small grid: --scenarios x {T, T+S} x {Prosody, Explicit}")
     p.add_argument("--scenarios", type=int, default=2, help="scenarios per condition for --corpus / --grid")
