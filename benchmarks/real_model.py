@@ -3,11 +3,15 @@
 Needs the prepared model (``make smollm2``). Three modes:
 
 * default: plays ``--episodes`` episodes of one scenario through the engine
-  (prefix caching, batched decode, stop at the action line) and replays
-  every one of its batched calls through raw left-padded ``model.generate``
-  (no cache reuse) in the same process; prints prefill and decode tokens/s of
-  both, the prefill tokens per episode with and without prefix caching,
-  whether the texts agree, and episodes per hour;
+  (prefix caching, batched decode, stop at the action line). Every batched
+  call runs twice from the same prefix-cache state, alternating: through the
+  decode loop (:mod:`hear2act.agents.llm.decode`) and through
+  ``model.generate`` on the stacked cache (the engine before it; skip with
+  ``--no-before``), so the CPU-s per episode of both come from one run under
+  one load. Then every call is replayed through raw left-padded
+  ``model.generate`` (no cache reuse; skip with ``--no-raw``). Prints the
+  prefill tokens per episode with and without prefix caching, whether the
+  texts agree, episodes per hour and the projected 96-episode grid;
 * ``--corpus OUT.jsonl``: every raw reply of a few episodes per text access
   condition (T, T+S) and realization (Prosody, Explicit), one JSON line each
   (the fixture ``tests/data/smollm2_replies.jsonl``);
@@ -96,38 +100,97 @@ def raw_generate(backend: Any, batches: list[list[Any]]) -> dict[str, Any]:
     return stats
 
 
+class SideBySide:
+    """Every batched call run twice from the same prefix-cache state: the decode loop and ``model.generate``.
+
+    The two alternate call by call (which goes first alternates too), so a
+    shared machine's load weighs on both alike; each one's CPU seconds are
+    summed per call. The engine plays on the decode loop's replies.
+    """
+
+    def __init__(self, backend: Any, before: bool) -> None:
+        self.backend, self.before, self.calls = backend, before, 0
+        self.cpu = {"decode loop": 0.0, "model.generate": 0.0}
+        self.wall = dict(self.cpu)
+        self.same, self.total = 0, 0
+        self._generate = backend.generate
+        backend.generate = self.generate
+
+    def _timed(self, name: str, requests: Any) -> Any:
+        self.backend.decode_loop = name == "decode loop"
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = self._generate(requests)
+        self.wall[name] += time.perf_counter() - t0
+        self.cpu[name] += time.process_time() - c0
+        return out
+
+    def generate(self, requests: Any) -> Any:
+        self.calls += 1
+        if not self.before:
+            return self._timed("decode loop", requests)
+        store = self.backend.prefix_store
+        snapshot = (store.entries.copy(), store.nbytes, store._next)  # entries' tensors are never written
+        order = ["decode loop", "model.generate"][::1 if self.calls % 2 else -1]
+        outs = {}
+        for i, name in enumerate(order):
+            if i:
+                store.entries, store.nbytes, store._next = snapshot[0].copy(), snapshot[1], snapshot[2]
+            outs[name] = self._timed(name, requests)
+        self.same += sum(a.text == b.text for a, b in zip(outs["decode loop"], outs["model.generate"], strict=True))
+        self.total += len(requests)
+        return outs["decode loop"]
+
+
 def bench(args: argparse.Namespace) -> None:
     policy = make_policy("hf:smollm2", access=args.access, max_new_tokens=args.max_new_tokens)
     backend = policy.backend
-    rec = Recorder(backend)
     specs = make_specs(ENVS[args.realization], [args.scenario] * args.episodes, seed=args.seed, access=args.access)
-    print(f"{args.episodes} episodes of {args.scenario} ({args.realization}, {args.access}), "
-          f"max_new_tokens={args.max_new_tokens}, torch threads={_threads()}; {load()}", flush=True)
-    t0, c0 = time.perf_counter(), time.process_time()
-    trajs = run_episodes(specs, policy, batch_size=args.episodes)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    s = dict(backend.stats)
-    texts = [g for b in rec.batches for g in b]  # requests in order; their replies are in the trajectories
-    engine_texts = [turn["raw"] for b in _by_call(trajs, rec.batches) for turn in b]
-    turns = sum(len(t["turns"]) for t in trajs)
-    print(f"engine: {wall:.1f} s wall, {cpu:.1f} CPU s, {turns} turns, {load()}", flush=True)
-    raw = raw_generate(backend, rec.batches)
     n = args.episodes
+    print(f"{n} episodes of {args.scenario} ({args.realization}, {args.access}) in one batch, "
+          f"max_new_tokens={args.max_new_tokens}, torch threads={_threads()}; {load()}", flush=True)
+    side = SideBySide(backend, before=not args.no_before)
+    rec = Recorder(backend)
+    t0 = time.perf_counter()
+    trajs = run_episodes(specs, policy, batch_size=n)
+    wall = time.perf_counter() - t0
+    s, batches = dict(backend.stats), rec.batches
+    turns = sum(len(t["turns"]) for t in trajs)
+    print(f"engine: {wall:.1f} s wall for both, {turns} turns, {load()}", flush=True)
+    for name, cpu in side.cpu.items():
+        if cpu:
+            print(f"engine ({name}): {cpu:.1f} CPU s, {side.wall[name]:.1f} s wall in its calls "
+                  f"({cpu / n:.1f} CPU-s per episode)")
+    if side.total:
+        before, now = side.cpu["model.generate"], side.cpu["decode loop"]
+        print(f"replies identical decode loop vs model.generate engine: {side.same}/{side.total}")
+        print(f"CPU-s per episode: {before / n:.1f} before (model.generate) -> {now / n:.1f} now (decode loop), "
+              f"{before / now:.2f}x")
+    if side.total:  # the stats then hold both engines' calls: halve the counts
+        s = {k: v / 2 for k, v in s.items()}
+        s["prefill_s"] = s["generate_s"] = float("nan")
+    engine_texts = [turn["raw"] for b in _by_call(trajs, batches) for turn in b]
     print(f"prompt tokens per episode (what every turn re-prefilled before): {s['prompt_tokens'] / n:.0f}")
     print(f"prefill tokens per episode with prefix caching: {s['prefill_tokens'] / n:.0f} "
           f"({100 * s['prefill_tokens'] / s['prompt_tokens']:.1f}% of before)")
-    print(f"engine prefill: {s['prefill_tokens'] / s['prefill_s']:.0f} computed tok/s "
-          f"({s['prompt_tokens'] / s['prefill_s']:.0f} prompt tok/s); "
-          f"decode {s['new_tokens'] / s['generate_s']:.1f} tok/s ({s['new_tokens']} new tokens)")
-    print(f"raw generate prefill: {raw['prefill_tokens'] / raw['prefill_s']:.0f} tok/s "
-          f"({raw['padded_tokens']} padded positions for {raw['prefill_tokens']} tokens); "
-          f"decode {raw['new_tokens'] / max(raw['generate_s'], 1e-9):.1f} tok/s ({raw['new_tokens']} new tokens)")
-    print(f"model time per episode: engine {(s['prefill_s'] + s['generate_s']) / n:.1f} s, "
-          f"raw {(raw['prefill_s'] + raw['generate_s']) / n:.1f} s")
-    same = sum(a == b for a, b in zip(engine_texts, raw["texts"], strict=True))
-    print(f"replies identical engine vs raw generate: {same}/{len(texts)}")
-    print(f"episodes per hour (engine, this load): {3600 * n / wall:.1f}; from CPU time, one thread per episode "
-          f"batch on each of 2 idle cores: {2 * 3600 * n / cpu:.0f}; {load()}")
+    if not side.total:
+        print(f"engine prefill: {s['prefill_tokens'] / s['prefill_s']:.0f} computed tok/s "
+              f"({s['prompt_tokens'] / s['prefill_s']:.0f} prompt tok/s); "
+              f"decode {s['new_tokens'] / s['generate_s']:.1f} tok/s ({s['new_tokens']} new tokens)")
+    texts = [g for b in batches for g in b]
+    if not args.no_raw:
+        raw = raw_generate(backend, batches)
+        print(f"raw generate prefill: {raw['prefill_tokens'] / raw['prefill_s']:.0f} tok/s "
+              f"({raw['padded_tokens']} padded positions for {raw['prefill_tokens']} tokens); "
+              f"decode {raw['new_tokens'] / max(raw['generate_s'], 1e-9):.1f} tok/s ({raw['new_tokens']} new tokens)")
+        print(f"model seconds (wall) per episode: engine (decode loop) {side.wall['decode loop'] / n:.1f} s, "
+              f"raw {(raw['prefill_s'] + raw['generate_s']) / n:.1f} s")
+        same = sum(a == b for a, b in zip(engine_texts, raw["texts"], strict=True))
+        print(f"replies identical engine vs raw generate: {same}/{len(texts)}")
+    for name, cpu in side.cpu.items():
+        if cpu:
+            print(f"episodes per hour ({name}, this load, its calls' wall time): {3600 * n / side.wall[name]:.1f}; "
+                  f"from CPU time, one thread per episode batch on each of 2 idle cores: {2 * 3600 * n / cpu:.0f}; "
+                  f"96-episode grid on 2 idle cores: {96 * cpu / n / 2 / 60:.0f} min; {load()}")
 
 
 def _by_call(trajs: list[dict[str, Any]], batches: list[list[Any]]) -> list[list[dict[str, Any]]]:
@@ -195,6 +258,8 @@ def main() -> None:
     p.add_argument("--access", default="T", choices=["T", "T+S"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-new-tokens", type=int, default=48)
+    p.add_argument("--no-before", action="store_true", help="do not also run every call through model.generate")
+    p.add_argument("--no-raw", action="store_true", help="skip replaying the calls through raw model.generate")
     p.add_argument("--corpus", default="", help="write every raw reply of a few episodes per condition here")
     p.add_argument("--grid", action="store_true", help="small grid: --scenarios x {T, T+S} x {Prosody, Explicit}")
     p.add_argument("--scenarios", type=int, default=2, help="scenarios per condition for --corpus / --grid")

@@ -9,8 +9,10 @@ depend on which other requests share its batch.
 Prefix caching (on by default, ``prefix_cache=False`` turns it off): the KV
 cache of earlier prompts is reused for the shared start of later ones (the
 previous turns of an episode, the system prompt of a scenario), so only the
-new lines are prefilled; see :mod:`hear2act.agents.llm.prefix_cache`. Greedy outputs
-are the same with and without it. A request's ``stop`` rule
+new lines are prefilled; see :mod:`hear2act.agents.llm.prefix_cache`. Such a batch
+is then decoded over preallocated KV buffers, each row leaving the batch when
+its reply ends (:mod:`hear2act.agents.llm.decode`; ``decode_loop=False`` keeps
+``model.generate``). Greedy outputs are the same with and without either. A request's ``stop`` rule
 (:mod:`hear2act.agents.llm.stopping`) ends its row at the end of the action line or
 ``</answer>``. On CPU ``threads`` sets ``torch.set_num_threads`` (0, the
 default: one less than the CPUs this process may use, at least 1, unless
@@ -43,6 +45,7 @@ from hear2act_env.extras import missing_extra
 
 from .backend import Generation, GenerationRequest, text_only
 from .constrain import TagConstraint
+from .decode import buffer_cache, decode, shrink_is_exact, supports_buffers
 from .prefix_cache import PrefixStore, cache_kwarg, prefill_rows, stack_rows
 from .prepare import resolve_model
 from .stopping import StopOnRule, truncate
@@ -97,6 +100,10 @@ class SeededSampler:
             forced[row, token] = 0.0
         return forced
 
+    def keep_rows(self, rows: Sequence[int]) -> None:
+        """Only these rows remain in the batch (:func:`hear2act.agents.llm.decode.decode` dropped the others)."""
+        self.generators = [self.generators[r] for r in rows]
+
 
 class HFBackend:
     """A causal LM loaded with ``AutoModelForCausalLM`` from a local directory (or hub id already cached)."""
@@ -107,7 +114,7 @@ class HFBackend:
                  max_new_tokens: int = 128, temperature: float = 0.0, top_p: float = 1.0, top_k: int = 0,
                  micro_batch: int = 0, name: str | None = None, model: Any = None, tokenizer: Any = None,
                  prefix_cache: bool = True, prefix_cache_mb: int = 2048, threads: int = 0,
-                 constrain_tag: bool = False) -> None:
+                 constrain_tag: bool = False, decode_loop: bool = True) -> None:
         torch, transformers = _torch_transformers()
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -143,6 +150,11 @@ class HFBackend:
         self.micro_batch = int(micro_batch)
         self.constrain_tag = bool(constrain_tag)  # OPT-IN, not the paper's setting (hear2act.agents.llm.constrain)
         self.prefix_store = PrefixStore(int(prefix_cache_mb) * 2**20) if prefix_cache else None
+        # Prefix-cached batches decode in hear2act.agents.llm.decode when the model's layers allow it (_buffers,
+        # checked on first use); False keeps model.generate on the stacked cache (the engine before: a benchmark).
+        self.decode_loop = bool(decode_loop)
+        self._buffers: bool | None = None
+        self._shrink: dict[int, bool] = {}  # per torch thread count: may ended rows leave the batch exactly
         self.stats = {"calls": 0, "rows": 0, "prompt_tokens": 0, "prefill_tokens": 0, "new_tokens": 0,
                       "prefill_s": 0.0, "generate_s": 0.0}
 
@@ -191,25 +203,37 @@ class HFBackend:
                                             device=self.device))
         rule = requests[0].stop
         criteria = transformers.StoppingCriteriaList([StopOnRule(self.tokenizer, width, rule)] if rule else [])
-        extra: dict[str, Any] = {}
+        stops = set(eos if isinstance(eos, list) else [eos]) | {pad}
         started = time.perf_counter()
+        extra: dict[str, Any] = {}
+        cache = None  # the decode loop's KV buffers, when the prompts were prefix-cached
         with torch.inference_mode():
             if self.prefix_store is not None and min(len(r) for r in rows) >= 2:
                 kvs, computed = prefill_rows(self.model, rows, self.prefix_store, torch, self.device)
-                extra[cache_kwarg(self.model)] = stack_rows(self.model, kvs, width - 1, torch)
-                self.stats["prefill_tokens"] += computed + len(rows)  # generate runs each last prompt token
+                self.stats["prefill_tokens"] += computed + len(rows)  # the decode runs each last prompt token
+                if self._buffers is None:
+                    self._buffers = supports_buffers(self.model)
+                if self.decode_loop and self._buffers:
+                    cache = buffer_cache(self.model, kvs, width - 1, self.max_new_tokens, torch)
+                else:  # a sliding-window or stateful layer: model.generate on the stacked cache
+                    extra[cache_kwarg(self.model)] = stack_rows(self.model, kvs, width - 1, torch)
             else:
                 self.stats["prefill_tokens"] += sum(len(r) for r in rows)
             prefilled = time.perf_counter()
-            ids = self.model.generate(input_ids=input_ids, attention_mask=mask, generation_config=config,
-                                      logits_processor=processors, stopping_criteria=criteria, **extra)
-        new = ids[:, width:]
-        stops = set(eos if isinstance(eos, list) else [eos]) | {pad}
+            if cache is None:
+                ids = self.model.generate(input_ids=input_ids, attention_mask=mask, generation_config=config,
+                                          logits_processor=processors, stopping_criteria=criteria, **extra)
+                new_rows = [row[:next((i for i, t in enumerate(row) if t in stops), len(row))]
+                            for row in ids[:, width:].tolist()]
+            else:
+                new_rows = decode(self.model, self.tokenizer, cache, input_ids, mask,
+                                  max_new_tokens=self.max_new_tokens, stops=stops, rule=rule,
+                                  processors=processors, kwarg=cache_kwarg(self.model), torch=torch,
+                                  shrink=self._shrinks(torch))
         out = []
-        for row, request in zip(new.tolist(), requests, strict=True):
-            n = next((i for i, t in enumerate(row) if t in stops), len(row))
-            text = truncate(self.tokenizer.decode(row[:n], skip_special_tokens=True), request.stop)
-            out.append(Generation(text, n_tokens=n))
+        for row, request in zip(new_rows, requests, strict=True):
+            text = truncate(self.tokenizer.decode(row, skip_special_tokens=True), request.stop)
+            out.append(Generation(text, n_tokens=len(row)))
         self.stats["calls"] += 1
         self.stats["rows"] += len(rows)
         self.stats["prompt_tokens"] += sum(len(r) for r in rows)
@@ -217,6 +241,12 @@ class HFBackend:
         self.stats["prefill_s"] += prefilled - started
         self.stats["generate_s"] += time.perf_counter() - prefilled
         return out
+
+    def _shrinks(self, torch: Any) -> bool:
+        threads = torch.get_num_threads()
+        if threads not in self._shrink:
+            self._shrink[threads] = shrink_is_exact(self.model, torch)
+        return self._shrink[threads]
 
 
 def _dtype(torch: Any, dtype: str, device: str) -> Any:
