@@ -253,7 +253,7 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
         keys = [f"{step}/{trainer.accelerator.process_index}/{i}/{sid}/{s}"
                 for i, (sid, s) in enumerate(zip(sids, seeds, strict=True))]
         k = int(getattr(trainer, "num_generations", 0) or len(sids))
-        if turn_sampling == "branch":  # K continuations of one drawn decision state per group (training.branching)
+        if turn_sampling == "branch":  # K continuations of one drawn decision state per group (.branching)
             rows, taus = play_branched(policy, sids, seeds, keys, k, access=access, realization=realization,
                                        config=reward, rng=np.random.default_rng([seed, step]))
         else:
