@@ -1,4 +1,4 @@
-"""Command-line edits of a grid: ``--agent LABEL=SPEC``, ``--limit N``, a seed, leaving out blocks of a kind.
+"""Command-line edits of a grid: ``--agent``, ``--limit N``, ``--repeats N``, a seed, leaving out blocks of a kind.
 
 An edit is applied to the grid's TOML *data* and written back as TOML, so the run directory's grid.toml
 is exactly the grid that ran (it parses to the same cells, and ``hear2act eval RUN/grid.toml`` replays it).
@@ -57,12 +57,17 @@ def cut_subset(subset: Any, n: int) -> Any:
 
 
 def edit_grid(grid: str | Path, *, agents: Sequence[tuple[str, str]] = (), keep_agents: bool = False,
-              limit: int | None = None, seed: int | None = None, drop_kinds: Sequence[str] = ()) -> Grid:
-    """The grid ``grid`` (a path or a shipped name) with the edits applied; unedited, the file as it is."""
+              limit: int | None = None, seed: int | None = None, drop_kinds: Sequence[str] = (),
+              repeats: int | None = None) -> Grid:
+    """The grid ``grid`` (a path or a shipped name) with the edits applied; unedited, the file as it is.
+
+    ``repeats``: every block's repeats cut to at most this many. The rollouts kept are the same rollouts
+    (same ids, same episode seeds) as in the whole grid, so running the whole grid into the same run
+    directory afterwards plays only the rest (e.g. one timed run of the text blocks, then the grid)."""
     path = resolve_grid_path(grid)
     text = path.read_text(encoding="utf-8")
     notes = []
-    if not (agents or limit is not None or seed is not None or drop_kinds):
+    if not (agents or limit is not None or seed is not None or drop_kinds or repeats is not None):
         return parse_grid(text, path)
     parse_grid(text, path)  # the original must be valid first (its errors name its file)
     data = tomllib.loads(text)
@@ -94,6 +99,12 @@ def edit_grid(grid: str | Path, *, agents: Sequence[tuple[str, str]] = (), keep_
         if not data["block"]:
             raise ValueError(f"leaving out the {'/'.join(drop_kinds)} blocks leaves no block in {path}")
         notes.append(f"{'/'.join(drop_kinds)} blocks left out")
+    if repeats is not None:
+        if repeats < 1:
+            raise ValueError(f"--repeats must be a positive integer, got {repeats}")
+        for block in data["block"]:
+            block["repeats"] = min(int(block.get("repeats", 1)), repeats)
+        notes.append(f"every block's repeats cut to at most {repeats}")
     if limit is not None:
         if limit < 1:
             raise ValueError(f"--limit must be a positive integer, got {limit}")

@@ -24,7 +24,7 @@ from hear2act_env.access import ACCESS
 from hear2act_env.cli import positive_int
 from hear2act_env.progress import Bar
 
-from .grid import GRIDS_DIR, Cell, Grid, GridError, Rollout, parse_grid, parse_shard, shard
+from .grid import GRIDS_DIR, KINDS, Cell, Grid, GridError, Rollout, parse_grid, parse_shard, shard
 from .grid_edit import edit_grid, parse_agent_option
 from .run_identity import IdentityError, cell_hash, check_rows, compare_grids, grid_id
 from .rundir import (  # re-exported: hear2act.eval.runner was their home
@@ -231,6 +231,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-agents", action="store_true", help="with --agent: add to the grid's agents, not replace")
     p.add_argument("--limit", "--n", dest="limit", type=positive_int, default=None, metavar="N",
                    help="cut every scenario subset to its first N scenarios")
+    p.add_argument("--repeats", type=positive_int, default=None, metavar="N",
+                   help="cut every block's repeats to at most N (the same rollouts as in the whole grid: running "
+                        "the whole grid into the same RUN_DIR later plays only the rest)")
+    p.add_argument("--skip-kind", action="append", default=[], choices=KINDS, metavar="KIND",
+                   help=f"leave out the blocks of this kind (repeatable; one of {', '.join(KINDS)})")
     p.add_argument("--out", type=Path, help="run directory (required unless --dry-run)")
     p.add_argument("--shard", default="0/1", help="run shard i of n (i/n, 0-based; default 0/1), or 'auto': the "
                                                   "launcher's rank/world size (accelerate, torchrun, Slurm)")
@@ -254,7 +259,8 @@ def _eval(args: argparse.Namespace) -> int:
         agents = [parse_agent_option(a) for a in args.agent]
         if args.keep_agents and not agents:
             raise ValueError("--keep-agents needs at least one --agent LABEL=SPEC")
-        grid = edit_grid(args.grid, agents=agents, keep_agents=args.keep_agents, limit=args.limit)
+        grid = edit_grid(args.grid, agents=agents, keep_agents=args.keep_agents, limit=args.limit,
+                         repeats=args.repeats, drop_kinds=tuple(args.skip_kind))
         shard_spec = parse_shard(args.shard)
         if args.dry_run:
             return _dry_run(grid, shard_spec, args.out)
@@ -295,6 +301,8 @@ def _command(args: argparse.Namespace) -> str:
 
     parts = ["hear2act", "eval", args.grid, *[x for a in args.agent for x in ("--agent", a)]]
     parts += ["--keep-agents"] * args.keep_agents + (["--limit", str(args.limit)] if args.limit else [])
+    parts += (["--repeats", str(args.repeats)] if args.repeats else []) + [
+        x for k in args.skip_kind for x in ("--skip-kind", k)]
     parts += ["--out", str(args.out)] + (["--shard", args.shard] if args.shard != "0/1" else [])
     return shlex.join(parts)
 

@@ -106,12 +106,24 @@ def test_keep_agents_adds_and_a_known_label_keeps_its_ids():
     assert len(mine.expand()) == 3_840 + 288 + 13_440
 
 
+def test_repeats_and_skip_kind_keep_the_whole_grids_rollouts():
+    """A timed first pass (one run of the text blocks) is a subset of the whole grid: same ids, same seeds,
+    so the whole grid run into the same directory afterwards plays only the rest."""
+    whole = {r.rollout_id: r.seed for r in load_grid("smollm2").expand()}
+    part = edit_grid("smollm2", repeats=1, drop_kinds=("spoken",)).expand()
+    assert len(part) == 96 and len(whole) == 240
+    assert all(whole[r.rollout_id] == r.seed for r in part)
+    assert {r.cell.block for r in part} == {"text-main"} and {r.repeat for r in part} == {0}
+
+
 @pytest.mark.parametrize("argv, says", [
     (["eval", "quick", "--agent", "mine=nosuch", "--dry-run"], "unknown agent 'nosuch'"),
     (["eval", "quick", "--agent", "=hf:/x", "--dry-run"], "expected LABEL=SPEC"),
     (["eval", "quick", "--agent", "a=hf:/x", "--agent", "a=hf:/y", "--dry-run"], "given twice"),
     (["eval", "quick", "--limit", "0", "--dry-run"], "--limit/--n: must be a positive integer, got 0"),
     (["eval", "quick", "--keep-agents", "--dry-run"], "--keep-agents needs"),
+    (["eval", "quick", "--repeats", "0", "--dry-run"], "--repeats: must be a positive integer, got 0"),
+    (["eval", "smollm2", "--skip-kind", "text", "--skip-kind", "spoken", "--dry-run"], "leaves no block"),
     (["eval", "no-such-grid", "--dry-run"], "not a shipped grid"),
     (["render", "no-such-grid"], "not a shipped grid"),
 ])
