@@ -70,6 +70,8 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
                    "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
     p.add_argument("--turn-sampling", default="closing", help="uniform, last or closing "
                    "(hear2act.training.episode_rollout)")
+    p.add_argument("--branch-prefixes", type=int, default=1, help="--turn-sampling branch: prefix episodes per group "
+                   "(one is branched from, one with a resolved decision half the time)")
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
     p.add_argument("--eval-every", type=int, default=12)
@@ -188,7 +190,8 @@ def main(argv: list[str] | None = None) -> dict:
                  "--eval_stride", str(args.eval_stride), "--eval_temperature", str(args.eval_temperature),
                  "--logging_steps", "1", "--save_strategy", "no", "--gradient_checkpointing", "false",
                  "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling,
-                 "--scale_rewards", args.scale_rewards, "--failure_cost", args.failure_cost]
+                 "--scale_rewards", args.scale_rewards, "--failure_cost", args.failure_cost,
+                 "--branch_prefixes", str(args.branch_prefixes)]
     summary_grpo = grpo.main(grpo_argv)
     timings["grpo_s"] = time.perf_counter() - t
     timings["total_s"] = time.perf_counter() - start

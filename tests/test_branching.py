@@ -97,3 +97,21 @@ def test_an_invalid_trained_turn_scores_as_a_failure_whatever_followed():
     won = {"outcome": 1.0 - 0.05 * 3, "records": [bad, ok, ok]}
     failed = {"outcome": -0.05 * 20, "records": [bad, ok, ok]}
     assert branch_reward(won, 0, config) == branch_reward(failed, 0, config) < branch_reward(won, 1, config)
+
+
+def test_several_prefixes_let_a_group_branch_at_a_resolved_state():
+    """With more prefix episodes per group, more groups branch where CONFIRM is right (a resolved tag)."""
+    k = 2
+    sids, seeds, keys = _starts(k)
+    tagged = {}
+    for n in (1, 4):
+        rows, taus = play_branched(KeyedCoin(), sids, seeds, keys, k, access="T+S", realization="prosody",
+                                   config=EpisodeReward(), rng=np.random.default_rng(1), resolved_share=1.0,
+                                   prefixes=n)
+        tagged[n] = sum("(resolved)" in rows[g]["records"][taus[g]].state for g in range(0, len(rows), k))
+        for g in range(0, len(rows), k):  # every sample of a group still sees one state
+            assert len({r["records"][taus[g]].transcript for r in rows[g:g + k]}) == 1
+    assert tagged[4] > tagged[1], tagged
+    with pytest.raises(ValueError, match="prefixes must be >= 1"):
+        play_branched(KeyedCoin(), sids, seeds, keys, k, access="T+S", realization="prosody",
+                      config=EpisodeReward(), rng=np.random.default_rng(1), prefixes=0)

@@ -144,21 +144,48 @@ class PrefixReplay:
             release(keys)
 
 
+def pick_prefix(rows: Sequence[dict[str, Any]], rng: np.random.Generator, resolved_share: float = 0.5) -> int:
+    """Which of a group's prefix episodes it branches from: with probability ``resolved_share`` one that has a
+    decision under a ``resolved`` tag (if any has), else one that has an ``unresolved`` one (if any has), else the
+    first. Why several prefixes: an on-policy random search meets a resolved state in few episodes, so with one
+    prefix per group most groups compare continuations of unresolved states, where nearly every continuation
+    fails alike (a group with no spread trains nothing); a state may come from any episode of the current
+    policy, since a sample's advantage is its continuation's outcome against the group's, whatever the state.
+
+    >>> rows = [{"records": []}, {"records": []}]
+    >>> pick_prefix(rows, np.random.default_rng(0))
+    0
+    """
+    by = [decision_turns(r["records"]) for r in rows]
+    want = ("resolved", "unresolved") if rng.random() < resolved_share else ("unresolved", "resolved")
+    for tag in want:
+        having = [i for i, b in enumerate(by) if b[tag]]
+        if having:
+            return int(rng.choice(having))
+    return 0
+
+
 def play_branched(policy: Any, scenario_ids: Sequence[str], seeds: Sequence[int], keys: Sequence[str], k: int, *,
                   access: str, realization: str, config: EpisodeReward, rng: np.random.Generator,
-                  resolved_share: float = 0.5) -> tuple[list[dict[str, Any]], list[int]]:
-    """Play ``len(scenario_ids) / k`` groups of ``k`` consecutive samples (each group one start): a prefix episode
-    per group, a branch turn drawn from it (:func:`draw_branch_turn`), then every sample replays the prefix up to
-    that turn and plays on with ``policy``. Returns the samples' scored rows (:func:`play`) and branch turns."""
+                  resolved_share: float = 0.5, prefixes: int = 1) -> tuple[list[dict[str, Any]], list[int]]:
+    """Play ``len(scenario_ids) / k`` groups of ``k`` consecutive samples (each group one start): ``prefixes``
+    prefix episodes per group (one is picked, :func:`pick_prefix`), a branch turn drawn from it
+    (:func:`draw_branch_turn`), then every sample replays the prefix up to that turn and plays on with
+    ``policy``. Returns the samples' scored rows (:func:`play`) and branch turns."""
     if k < 1 or len(scenario_ids) % k:
         raise ValueError(f"branch: {len(scenario_ids)} samples do not make groups of num_generations={k}")
+    if prefixes < 1:
+        raise ValueError(f"branch: prefixes must be >= 1, got {prefixes}")
     starts = range(0, len(scenario_ids), k)
     for g in starts:
         if len({(scenario_ids[i], int(seeds[i])) for i in range(g, g + k)}) != 1:
             raise ValueError(f"branch: the samples {g}..{g + k - 1} are not one episode start (scenario, seed)")
-    prefix_rows = play(policy, [scenario_ids[g] for g in starts], seeds=[int(seeds[g]) for g in starts],
-                       keys=[f"{keys[g]}/prefix" for g in starts], access=access, realization=realization,
-                       config=config, batch_size=len(starts))
+    played = play(policy, [scenario_ids[g] for g in starts for _ in range(prefixes)],
+                  seeds=[int(seeds[g]) for g in starts for _ in range(prefixes)],
+                  keys=[f"{keys[g]}/prefix{j or ''}" for g in starts for j in range(prefixes)], access=access,
+                  realization=realization, config=config, batch_size=len(starts) * prefixes)
+    groups = [played[n * prefixes:(n + 1) * prefixes] for n in range(len(starts))]
+    prefix_rows = [rows[pick_prefix(rows, rng, resolved_share)] if prefixes > 1 else rows[0] for rows in groups]
     taus = [draw_branch_turn(row["records"], rng, resolved_share) for row in prefix_rows]
     prefixes = {keys[g + j]: row["records"][:tau] for g, row, tau in zip(starts, prefix_rows, taus, strict=True)
                 for j in range(k)}
@@ -167,4 +194,4 @@ def play_branched(policy: Any, scenario_ids: Sequence[str], seeds: Sequence[int]
     return rows, [taus[i // k] for i in range(len(scenario_ids))]
 
 
-__all__ = ["PrefixReplay", "branch_reward", "decision_turns", "draw_branch_turn", "play_branched"]
+__all__ = ["PrefixReplay", "branch_reward", "decision_turns", "draw_branch_turn", "pick_prefix", "play_branched"]

@@ -228,7 +228,7 @@ def step_diagnostics(rows: Sequence[dict[str, Any]], trained: Sequence[str], k: 
 def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = "prosody", reasoning: bool = False,
                       max_new_tokens: int = 64, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
                       assistant: str = "spoken", seed: int = 0, turn_sampling: str = "uniform",
-                      diagnostics: bool = False):
+                      diagnostics: bool = False, branch_prefixes: int = 1, branch_resolved_share: float = 0.5):
     """TRL's ``rollout_func(prompts, trainer)`` playing whole on-policy episodes (see the module docstring).
 
     Needs the rows' ``scenario_id`` / ``seed`` columns: :class:`EpisodeGRPOTrainer`
@@ -255,7 +255,8 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
         k = int(getattr(trainer, "num_generations", 0) or len(sids))
         if turn_sampling == "branch":  # K continuations of one drawn decision state per group (.branching)
             rows, taus = play_branched(policy, sids, seeds, keys, k, access=access, realization=realization,
-                                       config=reward, rng=np.random.default_rng([seed, step]))
+                                       config=reward, rng=np.random.default_rng([seed, step]),
+                                       resolved_share=branch_resolved_share, prefixes=branch_prefixes)
         else:
             rows = play(policy, sids, access=access, realization=realization, config=reward, seeds=seeds,
                         keys=keys, batch_size=len(sids))

@@ -107,6 +107,13 @@ class Hear2ActArgs:
                                                                    "hit the turn limit) or branch (K continuations "
                                                                    "of one replayed decision state per group; "
                                                                    "hear2act.training.branching)"})
+    branch_prefixes: int = field(default=1, metadata={
+        "help": "turn_sampling branch: prefix episodes played per group, of which one is branched from (one with "
+                "a resolved decision with probability branch_resolved_share; hear2act.training.branching."
+                "pick_prefix): more groups meet the rare resolved states"})
+    branch_resolved_share: float = field(default=0.5, metadata={
+        "help": "turn_sampling branch: chance that a group branches at a decision under a resolved tag (when its "
+                "prefixes have one)"})
     rollout_diagnostics: bool = field(default=True, metadata={
         "help": "episode mode: print each step's rollout diagnostics (success, P(confirm | tag), advantage of the "
                 "trained turns by action and tag)"})
@@ -405,7 +412,8 @@ def _episode_trainer(args: Hear2ActArgs, config: Any, dataset: Any):
                                 reasoning=args.reasoning, max_new_tokens=config.max_completion_length,
                                 temperature=config.temperature, top_p=config.top_p, top_k=config.top_k or 0,
                                 assistant=args.assistant, seed=config.seed, turn_sampling=args.turn_sampling,
-                                diagnostics=args.rollout_diagnostics)
+                                diagnostics=args.rollout_diagnostics, branch_prefixes=args.branch_prefixes,
+                                branch_resolved_share=args.branch_resolved_share)
     callbacks = []
     if args.eval_every >= 0:
         callbacks.append(heldout_callback(tokenizer=tokenizer, scenario_ids=heldout_ids(args), access=args.access,
