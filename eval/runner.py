@@ -149,6 +149,13 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
             raise RunDirError(f"{path}: rollouts there were played on another scenario bank ({', '.join(other)}; "
                               f"now {bank}); resuming would mix banks. Use a new --out directory")
         latest = {row["rollout_id"]: row for row in existing}  # file order: a retry supersedes a failure
+        # A rollout another shard file of this directory already holds is done too (read_run merges every
+        # rollouts*.jsonl): a run sharded one way resumes sharded another way (e.g. a timed two-shard pass,
+        # then the whole grid as one shard) without playing anything twice.
+        for other_file in sorted(out.glob("rollouts*.jsonl")):
+            if other_file != path:
+                for row in read_rollouts(other_file):  # read-only: a torn last line of a live shard is skipped
+                    latest.setdefault(row["rollout_id"], row)
         done = {rid for rid, row in latest.items() if not (retry_failed and row.get("failed"))}
         todo = [r for r in planned if r.rollout_id not in done]
         bar = Bar(len(planned), "hear2act eval", done=len(planned) - len(todo), show=progress, log="hear2act eval")
@@ -311,7 +318,7 @@ def _dry_run(grid: Grid, shard_spec: tuple[int, int], out: Path | None) -> int:
     rollouts = shard(grid.expand(), *shard_spec)
     done: set[str] = set()
     if out is not None:
-        done = {row["rollout_id"] for row in read_rollouts(rollouts_path(out, shard_spec))}
+        done = {row["rollout_id"] for f in sorted(Path(out).glob("rollouts*.jsonl")) for row in read_rollouts(f)}
     counts: dict[str, list[int]] = {}
     for r in rollouts:
         c = counts.setdefault(f"{r.cell.block}: {r.cell.label}", [0, 0])

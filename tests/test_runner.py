@@ -151,6 +151,10 @@ def test_shards_merge_by_concatenation(reference, tmp_path: Path) -> None:
     # read_run reads every shard file of a directory
     assert sorted(r["rollout_id"] for r in read_run(tmp_path / "shared")) == sorted(
         json.loads(x)["rollout_id"] for x in ref)
+    # sharded another way (here: as one shard), the directory plays nothing twice
+    again = run_grid(g, tmp_path / "shared", progress=False, batch_size=4)
+    assert again["run"] == 0 and again["skipped"] == again["planned"] == len(ref)
+    assert not Path(again["path"]).exists() or lines(Path(again["path"])) == []
 
 
 def test_another_grid_or_bank_in_the_same_directory_is_refused(reference, tmp_path: Path) -> None:
