@@ -104,11 +104,17 @@ def check_rows(numbered: Iterable[tuple[Path, int, dict[str, Any]]], grid: Grid 
                 raise IdentityError(f"{where}: rollout {rid} was played with another definition of cell "
                                     f"{_label(row['cell'])} ({_diff(row['cell'], r.cell.to_dict())})")
         old = by_id.get(rid)
-        if old is not None and old[2] != row and not old[2].get("failed"):
+        if old is not None and _content(old[2]) != _content(row) and not old[2].get("failed"):
             raise IdentityError(f"{where}: rollout {rid} appears again with different content (first at "
                                 f"{old[0]}:{old[1]})")
         by_id[rid] = (path, n, row)  # a retried rollout (--retry-failed) supersedes its failed record
     return [row for _, _, row in by_id.values()]
+
+
+def _content(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row as compared with its duplicates: the cell by its definition, so the same rollout played under
+    ``--limit`` / ``--repeats`` (another ``scenarios`` / ``repeats`` of its cell, NOT_IDENTITY) is the same row."""
+    return {**row, "cell": cell_definition(row["cell"])} if isinstance(row.get("cell"), Mapping) else dict(row)
 
 
 def compare_grids(old: Grid, new: Grid) -> None:

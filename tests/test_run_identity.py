@@ -87,6 +87,19 @@ def test_an_identical_duplicate_collapses(run: Path) -> None:
     assert len(read_run(run)) == 2
 
 
+def test_a_duplicate_played_under_another_repeats_or_limit_collapses(run: Path) -> None:
+    """``--repeats 1`` / ``--limit N`` record another ``repeats`` / ``scenarios`` in the row's cell: which
+    rollouts the cell has, not how this one was played; the same rollout's row collapses with it."""
+    row = json.loads(_lines(run)[0])
+    row["cell"] = dict(row["cell"], repeats=row["cell"]["repeats"] + 1, scenarios="first:1")
+    _append(run, row)
+    assert len(read_run(run)) == 2
+    row["outcome"] = dict(row["outcome"], success=not row["outcome"]["success"])
+    _append(run, row)
+    with pytest.raises(RunDirError, match="appears again with different content"):
+        read_run(run)
+
+
 def test_a_row_whose_cell_differs_is_refused(run: Path) -> None:
     row = json.loads(_lines(run)[0])
     row["cell"]["agent_spec"] = "oracle"
