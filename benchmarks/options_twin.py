@@ -74,29 +74,7 @@ def uniform_picks() -> None:
     weights shared by the rows of one group (so gold and safe agree on a k-value column at 1/k)."""
     from hear2act_env.scenarios import generator as gen
 
-    src = Path(gen.__file__).read_text(encoding="utf-8")
-    assert "weights = g.dirichlet(np.full(len(pool), 0.7))" in src
-
-    def _categorical(self, g, patterns, shown, ladder, required, breaks):
-        meets = float(g.uniform(*gen.TRAP_MEETS_BLIND))
-        traps = ["".join("1" if g.random() < meets else "0" for _ in range(3)) for _ in range(2)]
-        pats = [*patterns, *traps]
-        rows = [{} for _ in pats]
-        for attr in shown:
-            need, req = ladder.get(attr.name), required.get(attr.name)
-            for row, pattern in enumerate(pats):
-                if req is not None:
-                    broken = row in breaks and self.p.requirements[breaks[row]] is req
-                    pool = tuple(v for v in attr.values if (v in req.values) != broken)
-                elif need is None:
-                    pool = tuple(attr.values)
-                else:
-                    ok = pattern[need.level - 1] == "1"
-                    pool = tuple(v for v in attr.values if (v in need.accept) == ok)
-                rows[row][attr.name] = str(pool[int(g.integers(len(pool)))])
-        return rows
-
-    gen._Builder._categorical = _categorical
+    gen.GROUP_CONCENTRATION = 0
 
 
 def domains_for(mode: str):

@@ -48,6 +48,9 @@ PREMIUM_NOISE = 0.15
 # How loosely the visible numbers follow the latent premium (a standard normal per option):
 # a rating (or distance, wait, ...) tracks what an option offers closely, a price loosely —
 # a better listing is better reviewed and tends to cost more, but prices are noisy.
+# The Dirichlet concentration of the weights a group of rows (those that may show the same values of a
+# column) shares in the blind categorical deal: small, so a column is sometimes one value, sometimes spread.
+GROUP_CONCENTRATION = 0.7
 MERIT_NOISE = 0.1
 COST_NOISE = 0.3
 
@@ -214,7 +217,8 @@ class _Builder:
                     pool = tuple(v for v in attr.values if (v in need.accept) == meets)
                 groups.setdefault(pool, []).append(row)
             for pool, members in groups.items():
-                weights = g.dirichlet(np.full(len(pool), 0.7))
+                # 0: every row picks uniformly on its own (a control of benchmarks/options_twin.py)
+                weights = g.dirichlet(np.full(len(pool), GROUP_CONCENTRATION)) if GROUP_CONCENTRATION else None
                 for row in members:
                     rows[row][attr.name] = str(pool[int(g.choice(len(pool), p=weights))])
         return rows
