@@ -85,6 +85,11 @@ def read_numbered(path: Path, repair: bool = False) -> list[tuple[int, dict[str,
     return rows
 
 
+def shard_files(run_dir: str | Path) -> list[Path]:
+    """Every rollouts file of a run directory (``rollouts.jsonl`` and ``rollouts.shard-I-of-N.jsonl``), sorted."""
+    return sorted(Path(run_dir).glob("rollouts*.jsonl"))
+
+
 def read_run(run_dir: str | Path) -> list[dict[str, Any]]:
     """Every rollout of a run directory (all shard files), checked against its grid.toml.
 
@@ -92,7 +97,7 @@ def read_run(run_dir: str | Path) -> list[dict[str, Any]]:
     directory with no complete row, is a :class:`RunDirError` naming the file (and line).
     """
     run_dir = Path(run_dir)
-    files = sorted(run_dir.glob("rollouts*.jsonl"))
+    files = shard_files(run_dir)
     if not files:
         raise RunDirError(f"{run_dir}: no rollouts*.jsonl files (run `hear2act eval GRID --out {run_dir}` first)")
     saved = run_dir / "grid.toml"

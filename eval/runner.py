@@ -35,6 +35,7 @@ from .rundir import (  # re-exported: hear2act.eval.runner was their home
     read_rollouts,
     read_run,
     rollouts_path,
+    shard_files,
 )
 
 __all__ = ["AFFECTS", "DurableWriter", "RunDirError", "make_row", "read_numbered", "read_rollouts",
@@ -152,7 +153,7 @@ def run_grid(grid: Grid, out: str | Path, shard_spec: tuple[int, int] = (0, 1), 
         # A rollout another shard file of this directory already holds is done too (read_run merges every
         # rollouts*.jsonl): a run sharded one way resumes sharded another way (e.g. a timed two-shard pass,
         # then the whole grid as one shard) without playing anything twice.
-        for other_file in sorted(out.glob("rollouts*.jsonl")):
+        for other_file in shard_files(out):
             if other_file != path:
                 for row in read_rollouts(other_file):  # read-only: a torn last line of a live shard is skipped
                     latest.setdefault(row["rollout_id"], row)
@@ -318,7 +319,7 @@ def _dry_run(grid: Grid, shard_spec: tuple[int, int], out: Path | None) -> int:
     rollouts = shard(grid.expand(), *shard_spec)
     done: set[str] = set()
     if out is not None:
-        done = {row["rollout_id"] for f in sorted(Path(out).glob("rollouts*.jsonl")) for row in read_rollouts(f)}
+        done = {row["rollout_id"] for f in shard_files(out) for row in read_rollouts(f)}
     counts: dict[str, list[int]] = {}
     for r in rollouts:
         c = counts.setdefault(f"{r.cell.block}: {r.cell.label}", [0, 0])
