@@ -24,6 +24,8 @@ import importlib.util
 import json
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,18 +71,23 @@ def transform(raw: dict, mode: str) -> dict:
     return raw
 
 
-def uniform_picks() -> None:
-    """Generator control (not content): every row picks uniformly from its pool, no Dirichlet
-    weights shared by the rows of one group (so gold and safe agree on a k-value column at 1/k)."""
+@contextmanager
+def uniform_picks(on: bool) -> Iterator[None]:
+    """Generator control (not content), for the ``-u`` variants only: every row picks uniformly from its
+    pool, no Dirichlet weights shared by the rows of one group (so gold and safe agree on a k-value column
+    at 1/k). Restored afterwards, so a later variant of the same invocation builds with the shipped deal."""
     from hear2act_env.scenarios import generator as gen
 
-    gen.GROUP_CONCENTRATION = 0
+    shipped = gen.GROUP_CONCENTRATION
+    gen.GROUP_CONCENTRATION = 0 if on else shipped
+    try:
+        yield
+    finally:
+        gen.GROUP_CONCENTRATION = shipped
 
 
 def domains_for(mode: str):
-    if mode.endswith("-u"):
-        uniform_picks()
-        mode = mode[:-2]
+    mode = mode.removesuffix("-u")
     if mode == "A":
         return load_all_domains(), []
     out, errs = [], []
@@ -174,7 +181,8 @@ def run(mode: str) -> dict:
            "domains": len(domains), "structure": need_structure(domains)}
     cc = content_bank_problems(domains)
     res.update(content_check=len(cc), content_check_examples=cc[:5])
-    bank = build_bank(domains)
+    with uniform_picks(mode.endswith("-u")):
+        bank = build_bank(domains)
     res["build_s"] = round(time.time() - t, 1)
     per = [str(e) for s in bank for e in problems(s)]
     bp = [str(e) for e in bank_problems(bank)]

@@ -45,12 +45,12 @@ OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 NEED_PREMIUM = (1.2, 1.0, 1.0)
 VALUE_PREMIUM = 1.2  # 0.8 before the blind categorical deal (its spread columns dilute the premium)
 PREMIUM_NOISE = 0.15
-# How loosely the visible numbers follow the latent premium (a standard normal per option):
-# a rating (or distance, wait, ...) tracks what an option offers closely, a price loosely —
-# a better listing is better reviewed and tends to cost more, but prices are noisy.
 # The Dirichlet concentration of the weights a group of rows (those that may show the same values of a
 # column) shares in the blind categorical deal: small, so a column is sometimes one value, sometimes spread.
 GROUP_CONCENTRATION = 0.7
+# How loosely the visible numbers follow the latent premium (a standard normal per option):
+# a rating (or distance, wait, ...) tracks what an option offers closely, a price loosely —
+# a better listing is better reviewed and tends to cost more, but prices are noisy.
 MERIT_NOISE = 0.1
 COST_NOISE = 0.3
 
