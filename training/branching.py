@@ -185,6 +185,8 @@ def play_branched(policy: Any, scenario_ids: Sequence[str], seeds: Sequence[int]
                   keys=[f"{keys[g]}/prefix{j or ''}" for g in starts for j in range(prefixes)], access=access,
                   realization=realization, config=config, batch_size=len(starts) * prefixes)
     groups = [played[n * prefixes:(n + 1) * prefixes] for n in range(len(starts))]
+    # One prefix draws nothing here, so the rng stream (and every run) of prefixes=1 is the one before this option.
+    # With several, the share is drawn twice: once for the prefix (pick_prefix), once for its turn (below).
     prefix_rows = [rows[pick_prefix(rows, rng, resolved_share)] if prefixes > 1 else rows[0] for rows in groups]
     taus = [draw_branch_turn(row["records"], rng, resolved_share) for row in prefix_rows]
     prefixes = {keys[g + j]: row["records"][:tau] for g, row, tau in zip(starts, prefix_rows, taus, strict=True)

@@ -112,8 +112,9 @@ class Hear2ActArgs:
                 "a resolved decision with probability branch_resolved_share; hear2act.training.branching."
                 "pick_prefix): more groups meet the rare resolved states"})
     branch_resolved_share: float = field(default=0.5, metadata={
-        "help": "turn_sampling branch: chance that a group branches at a decision under a resolved tag (when its "
-                "prefixes have one)"})
+        "help": "turn_sampling branch: chance that a group branches at a decision under a resolved tag when its "
+                "prefix has both tags; with branch_prefixes > 1 it is drawn twice, for the prefix (one with a "
+                "resolved decision) and then for its turn, so the resolved share is about its square"})
     rollout_diagnostics: bool = field(default=True, metadata={
         "help": "episode mode: print each step's rollout diagnostics (success, P(confirm | tag), advantage of the "
                 "trained turns by action and tag)"})
