@@ -71,8 +71,8 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--turn-sampling", default="closing", help="uniform, last or closing "
                    "(hear2act.training.episode_rollout)")
     p.add_argument("--branch-prefixes", type=int, default=1, help="--turn-sampling branch: prefix episodes per group "
-                   "(one is branched from: one with a resolved decision half the time, then a resolved turn of it "
-                   "half the time)")
+                   "(one is branched from: one with a resolved decision, and then a resolved turn of it, half the "
+                   "time)")
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
     p.add_argument("--eval-every", type=int, default=12)

@@ -115,3 +115,21 @@ def test_several_prefixes_let_a_group_branch_at_a_resolved_state():
     with pytest.raises(ValueError, match="prefixes must be >= 1"):
         play_branched(KeyedCoin(), sids, seeds, keys, k, access="T+S", realization="prosody",
                       config=EpisodeReward(), rng=np.random.default_rng(1), prefixes=0)
+
+
+def test_with_several_prefixes_the_resolved_share_is_drawn_once():
+    """pick_prefix draws the share and its tag picks the turn: a group branches at a resolved state with probability
+    resolved_share (drawn again for the turn, as before the fix, it was about its square: 0.25 here)."""
+    from hear2act.training.branching import draw_branch_turn, pick_prefix
+
+    def turn(state: str, answer: str) -> TurnRecord:
+        return TurnRecord("User: A\nAssistant: [ACTION: RECOMMEND] [OPTION: 1] a\nUser: ok", "",
+                          f"CONCERN STATE: x ({state})", answer)
+
+    both = {"records": [turn("unresolved", "[ACTION: RECOMMEND] [OPTION: 2] b"), turn("resolved", "[ACTION: CONFIRM]")]}
+    rng = np.random.default_rng(0)
+    resolved = 0
+    for _ in range(800):
+        _, tag = pick_prefix([both, both, both], rng, 0.5)
+        resolved += "(resolved)" in both["records"][draw_branch_turn(both["records"], rng, 0.5, tag=tag)].state
+    assert 0.44 < resolved / 800 < 0.56, resolved / 800

@@ -75,18 +75,30 @@ def decision_turns(records: Sequence[TurnRecord]) -> dict[str, list[int]]:
     return out
 
 
-def draw_branch_turn(records: Sequence[TurnRecord], rng: np.random.Generator, resolved_share: float = 0.5) -> int:
+def draw_branch_turn(records: Sequence[TurnRecord], rng: np.random.Generator, resolved_share: float = 0.5,
+                     tag: str | None = None) -> int:
     """The turn a group branches at: a :func:`decision_turns` turn, from those under a ``resolved`` tag with
     probability ``resolved_share`` when the prefix has both tags (else from those it has; any turn if none).
+    ``tag`` (``resolved``/``unresolved``) is a share already drawn (by :func:`pick_prefix`): the turn is then
+    drawn among that tag's turns when the prefix has any, and the share is not drawn again.
 
     Why stratify: a random search meets a resolved state only when it has recommended an option that meets every
     need, one turn in ten or fewer, and that is where CONFIRM is right; drawn uniformly, almost every group would
     compare continuations of an unresolved state. Which states are trained changes no sample's advantage (each
     is the outcome of a continuation from that state, against the group's mean), only where the update looks.
+
+    >>> r = [TurnRecord("User: A\\nAssistant: [ACTION: RECOMMEND] [OPTION: 1] a\\nUser: ok", "",
+    ...                 "CONCERN STATE: x (unresolved)", "[ACTION: RECOMMEND] [OPTION: 2] b"),
+    ...      TurnRecord("User: b\\nAssistant: [ACTION: RECOMMEND] [OPTION: 2] b\\nUser: ok", "",
+    ...                 "CONCERN STATE: y (resolved)", "[ACTION: CONFIRM] ok")]
+    >>> [draw_branch_turn(r, np.random.default_rng(s), tag="resolved") for s in range(4)]
+    [1, 1, 1, 1]
     """
     by = decision_turns(records)
-    tagged = [tag for tag in ("resolved", "unresolved") if by[tag]]
-    if len(tagged) == 2:
+    tagged = [t for t in ("resolved", "unresolved") if by[t]]
+    if tag is not None and by.get(tag):
+        pool = by[tag]
+    elif len(tagged) == 2:
         pool = by["resolved"] if rng.random() < resolved_share else by["unresolved"]
     elif tagged:
         pool = by[tagged[0]]
@@ -144,25 +156,28 @@ class PrefixReplay:
             release(keys)
 
 
-def pick_prefix(rows: Sequence[dict[str, Any]], rng: np.random.Generator, resolved_share: float = 0.5) -> int:
-    """Which of a group's prefix episodes it branches from: with probability ``resolved_share`` one that has a
-    decision under a ``resolved`` tag (if any has), else one that has an ``unresolved`` one (if any has), else the
-    first. Why several prefixes: an on-policy random search meets a resolved state in few episodes, so with one
-    prefix per group most groups compare continuations of unresolved states, where nearly every continuation
-    fails alike (a group with no spread trains nothing); a state may come from any episode of the current
-    policy, since a sample's advantage is its continuation's outcome against the group's, whatever the state.
+def pick_prefix(rows: Sequence[dict[str, Any]], rng: np.random.Generator,
+                resolved_share: float = 0.5) -> tuple[int, str | None]:
+    """Which of a group's prefix episodes it branches from, and under which tag: with probability
+    ``resolved_share`` one that has a decision under a ``resolved`` tag (if any has), else one that has an
+    ``unresolved`` one (if any has), else the first (tag ``None``). The tag is passed on to
+    :func:`draw_branch_turn`, so the share is drawn once per group. Why several prefixes: an on-policy random
+    search meets a resolved state in few episodes, so with one prefix per group most groups compare continuations
+    of unresolved states, where nearly every continuation fails alike (a group with no spread trains nothing); a
+    state may come from any episode of the current policy, since a sample's advantage is its continuation's
+    outcome against the group's, whatever the state.
 
     >>> rows = [{"records": []}, {"records": []}]
     >>> pick_prefix(rows, np.random.default_rng(0))
-    0
+    (0, None)
     """
     by = [decision_turns(r["records"]) for r in rows]
     want = ("resolved", "unresolved") if rng.random() < resolved_share else ("unresolved", "resolved")
     for tag in want:
         having = [i for i, b in enumerate(by) if b[tag]]
         if having:
-            return int(rng.choice(having))
-    return 0
+            return int(rng.choice(having)), tag
+    return 0, None
 
 
 def play_branched(policy: Any, scenario_ids: Sequence[str], seeds: Sequence[int], keys: Sequence[str], k: int, *,
@@ -186,9 +201,11 @@ def play_branched(policy: Any, scenario_ids: Sequence[str], seeds: Sequence[int]
                   realization=realization, config=config, batch_size=len(starts) * prefixes)
     groups = [played[n * prefixes:(n + 1) * prefixes] for n in range(len(starts))]
     # One prefix draws nothing here, so the rng stream (and every run) of prefixes=1 is the one before this option.
-    # With several, the share is drawn twice: once for the prefix (pick_prefix), once for its turn (below).
-    prefix_rows = [rows[pick_prefix(rows, rng, resolved_share)] if prefixes > 1 else rows[0] for rows in groups]
-    taus = [draw_branch_turn(row["records"], rng, resolved_share) for row in prefix_rows]
+    # With several, the share is drawn once, by pick_prefix, and its tag picks the turn.
+    picks = [pick_prefix(rows, rng, resolved_share) if prefixes > 1 else (0, None) for rows in groups]
+    prefix_rows = [rows[i] for rows, (i, _) in zip(groups, picks, strict=True)]
+    taus = [draw_branch_turn(row["records"], rng, resolved_share, tag=tag)
+            for row, (_, tag) in zip(prefix_rows, picks, strict=True)]
     prefixes = {keys[g + j]: row["records"][:tau] for g, row, tau in zip(starts, prefix_rows, taus, strict=True)
                 for j in range(k)}
     rows = play(PrefixReplay(policy, prefixes), list(scenario_ids), seeds=[int(s) for s in seeds], keys=list(keys),

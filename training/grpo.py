@@ -113,8 +113,8 @@ class Hear2ActArgs:
                 "pick_prefix): more groups meet the rare resolved states"})
     branch_resolved_share: float = field(default=0.5, metadata={
         "help": "turn_sampling branch: chance that a group branches at a decision under a resolved tag when its "
-                "prefix has both tags; with branch_prefixes > 1 it is drawn twice, for the prefix (one with a "
-                "resolved decision) and then for its turn, so the resolved share is about its square"})
+                "prefix has both tags; with branch_prefixes > 1 it is drawn once per group, for the prefix (one with "
+                "a resolved decision) and its tag then picks the turn"})
     rollout_diagnostics: bool = field(default=True, metadata={
         "help": "episode mode: print each step's rollout diagnostics (success, P(confirm | tag), advantage of the "
                 "trained turns by action and tag)"})
