@@ -52,11 +52,14 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden", type=int, default=64, help="tiny LM hidden size")
     p.add_argument("--layers", type=int, default=2, help="tiny LM layers")
-    p.add_argument("--teacher", default="explore:0.5", help="SFT teacher (hear2act.training.episodes.make_reference)")
+    p.add_argument("--teacher", default="explore:0.5", help="SFT teacher(s), a comma list "
+                   "(hear2act.training.episodes.make_reference)")
     p.add_argument("--sft-scenarios", type=int, default=160, help="training-split scenarios the teacher plays")
     p.add_argument("--sft-steps", type=int, default=60)
     p.add_argument("--sft-lr", type=float, default=1e-2)
     p.add_argument("--sft-batch", type=int, default=4)
+    p.add_argument("--sft-resolved-share", type=float, default=0.0, help="SFT rows under a resolved tag repeated to "
+                   "this share (hear2act.training.sft.balance_tags; 0: as played)")
     p.add_argument("--grpo-steps", type=int, default=48)
     p.add_argument("--grpo-scenarios", type=int, default=120)
     p.add_argument("--grpo-lr", type=float, default=1e-3)
@@ -108,12 +111,17 @@ class LoadMonitor:
         return {"min": min(s), "mean": sum(s) / len(s), "max": max(s), "samples": len(s)}
 
 
+def _teachers(spec: str) -> tuple[str, ...]:
+    """``--teacher``'s comma list (each teacher plays every SFT episode)."""
+    return tuple(t.strip() for t in spec.split(",") if t.strip())
+
+
 def _tokenizer_corpus(teacher: str, n: int = 40) -> list[str]:
     """The teacher's replies and prompts on ``n`` training scenarios: texts the tiny LM's BPE learns merges from."""
     from hear2act.training.grpo_data import default_episodes
     from hear2act.training.sft import sft_rows
 
-    rows = sft_rows(default_episodes(n, 0), teachers=(teacher,))
+    rows = sft_rows(default_episodes(n, 0), teachers=_teachers(teacher))
     return [m["content"] for r in rows[:200] for m in r["prompt"]] + [r["completion"][0]["content"] for r in rows]
 
 
@@ -162,7 +170,7 @@ def main(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     held = eval_ids(bundled_split())[::args.eval_stride]
     refs = {name: _reference(name, held, 10_000, args.turn_cost, args.failure_cost)
-            for name in (args.teacher, "explore-tag", "stall", "confirm")}
+            for name in dict.fromkeys((*_teachers(args.teacher), "explore-tag", "stall", "confirm"))}
     timings: dict[str, float] = {}
     t = time.perf_counter()
     reuse = args.reuse_sft and (out / "sft" / "config.json").is_file()
@@ -177,6 +185,7 @@ def main(argv: list[str] | None = None) -> dict:
                                 "--teachers", args.teacher, "--n_scenarios", str(args.sft_scenarios),
                                 "--max_steps", str(args.sft_steps), "--learning_rate", str(args.sft_lr),
                                 "--per_device_train_batch_size", str(args.sft_batch), "--seed", str(args.seed),
+                                "--resolved_share", str(args.sft_resolved_share),
                                 "--logging_steps", "10", "--lr_scheduler_type", "constant_with_warmup",
                                 "--warmup_steps", "3", "--gradient_checkpointing", "false"])
     timings["sft_s"] = time.perf_counter() - t

@@ -35,6 +35,26 @@ def test_sft_rows_are_p6_prompts_with_teacher_answers_from_the_training_split():
                                              reasoning=True)
 
 
+def test_balancing_repeats_the_resolved_decisions_of_real_teacher_rows_to_the_share():
+    from hear2act.training.grpo_data import default_episodes
+    from hear2act.training.sft import balance_tags, parse, sft_rows
+
+    rows = sft_rows(default_episodes(6, 0), access="T+S", teachers=("explore-tag",))
+    tags = [r["tag"] for r in rows]
+    assert set(tags) == {"resolved", "unresolved"}, tags
+    assert all(("(resolved)" in r["prompt"][-1]["content"]) == (r["tag"] == "resolved") for r in rows)
+    # the teacher reads the tag: every resolved decision is a CONFIRM
+    assert all(r["completion"][0]["content"].startswith("[ACTION: CONFIRM]") for r in rows if r["tag"] == "resolved")
+    balanced = balance_tags(rows, 0.5)
+    assert balanced[:len(rows)] == rows  # nothing is lost or reordered; repeats are appended
+    share = sum(r["tag"] == "resolved" for r in balanced) / len(balanced)
+    assert abs(share - 0.5) < 0.02, share
+    assert all(r in rows for r in balanced[len(rows):])
+    assert balance_tags(rows, 0.0) == rows
+    with pytest.raises(ValueError, match="resolved_share"):
+        parse(["--model", "x", "--output_dir", "y", "--resolved_share", "1"])
+
+
 @pytest.mark.slow
 def test_sft_then_episode_grpo_on_a_tiny_lm(tmp_path):
     import torch

@@ -51,6 +51,9 @@ class SFTArgs:
     test_domains: int = field(default=8, metadata={"help": "held-out split: whole domains held out"})
     test_per_domain: int = field(default=2, metadata={"help": "held-out split: scenarios held out per other domain"})
     split_seed: int = field(default=0, metadata={"help": "held-out split seed (hear2act.training.splits)"})
+    resolved_share: float = field(default=0.0, metadata={
+        "help": "repeat the decisions made under a resolved state tag until they are this share of the rows "
+                "(0: as played; balance_tags says why)"})
 
 
 def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: tuple[str, ...] = ("state-rule",),
@@ -73,8 +76,42 @@ def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: 
                 obs = {"transcript": turn.transcript, "options": turn.options, "state": turn.state}
                 prompt = build_messages(obs, access, domain=domain, reasoning=reasoning)
                 rows.append({"prompt": prompt, "completion": [{"role": "assistant", "content": turn.raw}],
-                             "teacher": teacher, "scenario_id": episode["scenario_id"]})
+                             "teacher": teacher, "scenario_id": episode["scenario_id"], "tag": state_tag(turn.state)})
     return rows
+
+
+def state_tag(state: str) -> str:
+    """``resolved``, ``unresolved`` or ``""`` (no tag): the value a P6b state line carries.
+
+    >>> [state_tag(s) for s in ("CONCERN STATE: satisfied (resolved)", "CONCERN STATE: x (unresolved)", "")]
+    ['resolved', 'unresolved', '']
+    """
+    from hear2act.agents.rule import UNRESOLVED
+
+    return "" if not state else "unresolved" if UNRESOLVED.search(state) else "resolved"
+
+
+def balance_tags(rows: list[dict[str, Any]], resolved_share: float) -> list[dict[str, Any]]:
+    """``rows`` with their ``resolved``-tag rows repeated (in order, cycling) until they are ``resolved_share`` of
+    all rows; unchanged when the share is 0 or already met, or when no row is resolved.
+
+    Why: a teacher meets a resolved state about once per episode (135 of 1,548 decisions of ``explore-tag`` on
+    160 scenarios), so a tiny LM trained from scratch learns the marginal rate of CONFIRM and not its dependence
+    on the tag: measured (``docs/training.md``), P(CONFIRM) equal under both tags to four decimals after 240
+    steps as played, against 0.69 / 0.14 with the resolved decisions at half the batch.
+
+    >>> rows = [{"tag": "resolved", "i": 0}] + [{"tag": "unresolved", "i": i} for i in range(1, 4)]
+    >>> [r["i"] for r in balance_tags(rows, 0.5)]
+    [0, 1, 2, 3, 0, 0]
+    """
+    if not 0.0 <= resolved_share < 1.0:
+        raise ValueError(f"resolved_share must be in [0, 1), got {resolved_share}")
+    resolved = [r for r in rows if r.get("tag") == "resolved"]
+    have, other = len(resolved), len(rows) - len(resolved)
+    if not resolved or have >= resolved_share * len(rows):
+        return list(rows)
+    want = round(resolved_share * other / (1.0 - resolved_share))  # resolved rows for the share
+    return [*rows, *(resolved[i % have] for i in range(want - have))]
 
 
 def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[SFTArgs, Any]:
@@ -98,6 +135,8 @@ def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[SFTAr
         raise ValueError("--model is required (a checkpoint directory with config.json)")
     check_access(args.access, TEXT_ACCESS)  # the prompts are text
     check_split(args.test_domains, args.test_per_domain, args.split_seed)
+    if not 0.0 <= args.resolved_share < 1.0:
+        raise ValueError(f"--resolved_share must be in [0, 1), got {args.resolved_share}")
     return args, config
 
 
@@ -116,7 +155,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
     episodes = default_episodes(args.n_scenarios, args.episode_seed, per_scenario=args.episodes_per_scenario,
                                 split=SplitSpec(args.test_domains, args.test_per_domain, args.split_seed))
-    rows = sft_rows(episodes, access=args.access, teachers=teachers, reasoning=args.reasoning)
+    rows = balance_tags(sft_rows(episodes, access=args.access, teachers=teachers, reasoning=args.reasoning),
+                        args.resolved_share)
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -127,7 +167,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     out = Path(config.output_dir)
     trainer.save_model(str(out))
     tokenizer.save_pretrained(out)
-    summary = {"examples": len(rows), "episodes": len(episodes), "teachers": list(teachers),
+    summary = {"examples": len(rows), "resolved_rows": sum(r["tag"] == "resolved" for r in rows),
+               "resolved_share": args.resolved_share, "episodes": len(episodes), "teachers": list(teachers),
                "steps": trainer.state.global_step, "train_loss": result.training_loss,
                "scenarios": sorted({sid for sid, _ in episodes})}
     (out / "sft_summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
