@@ -52,17 +52,18 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden", type=int, default=64, help="tiny LM hidden size")
     p.add_argument("--layers", type=int, default=2, help="tiny LM layers")
-    p.add_argument("--teacher", default="explore:0.5", help="SFT teacher(s), a comma list "
+    p.add_argument("--teacher", default="explore-tag", help="SFT teacher(s), a comma list "
                    "(hear2act.training.episodes.make_reference)")
     p.add_argument("--sft-scenarios", type=int, default=160, help="training-split scenarios the teacher plays")
-    p.add_argument("--sft-steps", type=int, default=60)
-    p.add_argument("--sft-lr", type=float, default=1e-2)
+    p.add_argument("--sft-steps", type=int, default=240)
+    p.add_argument("--sft-lr", type=float, default=3e-3)
     p.add_argument("--sft-batch", type=int, default=4)
-    p.add_argument("--sft-resolved-share", type=float, default=0.0, help="SFT rows under a resolved tag repeated to "
+    p.add_argument("--sft-resolved-share", type=float, default=0.5, help="SFT rows under a resolved tag repeated to "
                    "this share (hear2act.training.sft.balance_tags; 0: as played)")
     p.add_argument("--grpo-steps", type=int, default=48)
     p.add_argument("--grpo-scenarios", type=int, default=120)
     p.add_argument("--grpo-lr", type=float, default=1e-3)
+    p.add_argument("--beta", type=float, default=0.1, help="GRPOConfig.beta: KL penalty to the SFT model (0: none)")
     p.add_argument("--k", type=int, default=8, help="episodes per group (num_generations)")
     p.add_argument("--groups", type=int, default=2, help="groups (episode starts) per GRPO step")
     p.add_argument("--turn-cost", type=float, default=0.01, help="episode reward: cost per assistant turn")
@@ -71,6 +72,8 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--reuse-sft", action="store_true", help="keep OUT/sft if it is there (diagnostic runs)")
     p.add_argument("--scale-rewards", default="none", help="GRPOConfig.scale_rewards: none (advantage = reward - "
                    "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
+    p.add_argument("--process-weights", default="", help="GRPO process-term weights (term=w,...; default: "
+                   "hear2act.training.grpo's)")
     p.add_argument("--turn-sampling", default="closing", help="uniform, last or closing "
                    "(hear2act.training.episode_rollout)")
     p.add_argument("--branch-prefixes", type=int, default=1, help="--turn-sampling branch: prefix episodes per group "
@@ -201,7 +204,9 @@ def main(argv: list[str] | None = None) -> dict:
                  "--logging_steps", "1", "--save_strategy", "no", "--gradient_checkpointing", "false",
                  "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling,
                  "--scale_rewards", args.scale_rewards, "--failure_cost", args.failure_cost,
-                 "--branch_prefixes", str(args.branch_prefixes)]
+                 "--branch_prefixes", str(args.branch_prefixes), "--beta", str(args.beta)]
+    if args.process_weights:
+        grpo_argv += ["--process_weights", args.process_weights]
     summary_grpo = grpo.main(grpo_argv)
     timings["grpo_s"] = time.perf_counter() - t
     timings["total_s"] = time.perf_counter() - start
