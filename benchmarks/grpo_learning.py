@@ -6,22 +6,25 @@ Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
 
 1. build a tiny causal LM locally (:func:`hear2act.agents.llm.tiny.build_tiny_causal_lm`, hidden 64, 2 layers; no
    downloads) whose BPE also learns from the teacher's replies and prompts, or take ``--model DIR``;
-2. ``python -m hear2act.training.sft``: imitate the **words-only exploring teacher** ``explore:0.5``
-   (:class:`hear2act.training.episodes.ExploringAgent`: after an assent it CONFIRMs with probability 0.5, otherwise it
-   RECOMMENDs a random other option) on the training split. SFT teaches the ``[ACTION: ...]`` format and a
-   random search over options, not the decision: the teacher never reads the state tag, so under Prosody the
-   warm start closes early on an unmet need about half the time;
+2. ``python -m hear2act.training.sft``: imitate the **tag-reading teacher** ``explore-tag``
+   (:class:`hear2act.training.episodes.ExploringAgent`: after a resolved reaction it CONFIRMs, after an
+   unresolved one it RECOMMENDs a random other option) on the training split, with the decisions made under a
+   resolved tag repeated to half the rows (``--sft-resolved-share 0.5``, :func:`hear2act.training.sft.balance_tags`:
+   as played they are one row in eleven, and the tiny LM then learns how often CONFIRM occurs, not when --
+   ``benchmarks/sft_tag_probe.py``). SFT teaches the ``[ACTION: ...]`` format and starts a dependence on the
+   tag; the repeated rows also make the student CONFIRM too often (about half its decisions under either tag);
 3. ``python -m hear2act.training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
    (success - 0.01/turn + process terms; a failed episode is charged the whole horizon, ``--failure-cost
-   horizon``), held-out evaluation every ``--eval-every`` steps. What GRPO can learn is to read the tag:
-   CONFIRM when it says resolved, RECOMMEND another option when it says unresolved (the teacher
-   ``explore-tag`` that does exactly this is printed as the ceiling). Each sample trains the decision that
-   closed its episode (``--turn-sampling closing``; an episode that hit the turn limit trains nothing, and
-   the group's baseline is its closed episodes' mean). Both choices are argued, not tuned: with the env's own
-   return (failures charged the turns they used) a tag-blind policy gains reward by closing early as its
-   success falls (``benchmarks/grpo_reward_landscape.py``), and crediting a turn-limit episode's last turn
-   (``last``) pushes down the RECOMMENDs under an unresolved tag that are right there; each step prints the
-   rollouts' ``P(confirm | resolved)``, ``P(confirm | unresolved)`` and the advantage of the trained turns;
+   horizon``), held-out evaluation every ``--eval-every`` steps. Each sample trains the decision that closed
+   its episode (``--turn-sampling closing``; an episode that hit the turn limit trains nothing, and the
+   group's baseline is its closed episodes' mean), so a CONFIRM under a resolved tag is pushed up and one under
+   an unresolved tag down; a KL penalty to the SFT model (``--beta 0.1``) keeps the policy from drifting to
+   never confirming -- without it (``--beta 0``) the CONFIRM rate fell under both tags after about 12 steps and
+   the policy stalled at the turn limit, where closing-turn training has nothing left to train (docs/training.md).
+   With the env's own return (failures charged the turns they used) a tag-blind policy gains reward by closing
+   early as its success falls (``benchmarks/grpo_reward_landscape.py``), hence the horizon charge. Each step
+   prints the rollouts' ``P(confirm | resolved)``, ``P(confirm | unresolved)`` and the advantage of the trained
+   turns; the teacher is printed as the ceiling;
 4. print held-out success, premature closure, mean episode reward and invalid-action rate before (= after
    SFT) and after GRPO, on the same held-out scenarios and seeds (every ``--eval-stride``-th id of
    :func:`hear2act.training.splits.eval_ids`, episode seeds 10000 + i), decoded with ``--eval-temperature`` (default 1:
