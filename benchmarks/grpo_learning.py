@@ -118,17 +118,12 @@ class LoadMonitor:
         return {"min": min(s), "mean": sum(s) / len(s), "max": max(s), "samples": len(s)}
 
 
-def _teachers(spec: str) -> tuple[str, ...]:
-    """``--teacher``'s comma list (each teacher plays every SFT episode)."""
-    return tuple(t.strip() for t in spec.split(",") if t.strip())
-
-
 def _tokenizer_corpus(teacher: str, n: int = 40) -> list[str]:
     """The teacher's replies and prompts on ``n`` training scenarios: texts the tiny LM's BPE learns merges from."""
     from hear2act.training.grpo_data import default_episodes
-    from hear2act.training.sft import sft_rows
+    from hear2act.training.sft import parse_teachers, sft_rows
 
-    rows = sft_rows(default_episodes(n, 0), teachers=_teachers(teacher))
+    rows = sft_rows(default_episodes(n, 0), teachers=parse_teachers(teacher))
     return [m["content"] for r in rows[:200] for m in r["prompt"]] + [r["completion"][0]["content"] for r in rows]
 
 
@@ -177,7 +172,7 @@ def main(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     held = eval_ids(bundled_split())[::args.eval_stride]
     refs = {name: _reference(name, held, 10_000, args.turn_cost, args.failure_cost)
-            for name in dict.fromkeys((*_teachers(args.teacher), "explore-tag", "stall", "confirm"))}
+            for name in dict.fromkeys((*sft.parse_teachers(args.teacher), "explore-tag", "stall", "confirm"))}
     timings: dict[str, float] = {}
     t = time.perf_counter()
     reuse = args.reuse_sft and (out / "sft" / "config.json").is_file()

@@ -45,7 +45,7 @@ from hear2act.agents.base import PolicyInput, PolicyOutput
 from hear2act.agents.llm.reasoning import split_reasoning
 from hear2act_env.dialogue.actions import INVALID, parse_action
 
-from .episodes import PROCESS_TERMS, EpisodeReward, TurnRecord, play, turn_terms
+from .episodes import PROCESS_TERMS, EpisodeReward, TurnRecord, play, state_tag, turn_terms
 
 
 def decision_turns(records: Sequence[TurnRecord]) -> dict[str, list[int]]:
@@ -61,8 +61,6 @@ def decision_turns(records: Sequence[TurnRecord]) -> dict[str, list[int]]:
     >>> decision_turns(r)
     {'resolved': [2], 'unresolved': [0], 'untagged': []}
     """
-    from hear2act.agents.rule import UNRESOLVED
-
     out: dict[str, list[int]] = {"resolved": [], "unresolved": [], "untagged": []}
     for t, turn in enumerate(records):
         lines = turn.transcript.splitlines()
@@ -70,7 +68,7 @@ def decision_turns(records: Sequence[TurnRecord]) -> dict[str, list[int]]:
             continue
         if parse_action(lines[-2][len("Assistant: "):]).kind != "recommend":
             continue
-        tag = "untagged" if not turn.state else "unresolved" if UNRESOLVED.search(turn.state) else "resolved"
+        tag = state_tag(turn.state) or "untagged"
         out[tag].append(t)
     return out
 

@@ -326,6 +326,17 @@ def turn_terms(turn: TurnRecord, config: EpisodeReward) -> dict[str, float]:
     return {k: out[k] for k in PROCESS_TERMS}
 
 
+def state_tag(state: str) -> str:
+    """``resolved``, ``unresolved`` or ``""`` (no tag): the value a P6b state line carries.
+
+    >>> [state_tag(s) for s in ("CONCERN STATE: satisfied (resolved)", "CONCERN STATE: x (unresolved)", "")]
+    ['resolved', 'unresolved', '']
+    """
+    from hear2act.agents.rule import UNRESOLVED
+
+    return "" if not state else "unresolved" if UNRESOLVED.search(state) else "resolved"
+
+
 def tag_decisions(turns: Sequence[TurnRecord]) -> dict[str, int]:
     """The closing decisions of an episode by state tag: after a RECOMMEND, did the policy CONFIRM?
 
@@ -340,8 +351,6 @@ def tag_decisions(turns: Sequence[TurnRecord]) -> dict[str, int]:
     >>> tag_decisions(t)
     {'resolved': 1, 'confirm_resolved': 1, 'unresolved': 0, 'confirm_unresolved': 0}
     """
-    from hear2act.agents.rule import UNRESOLVED
-
     out = {"resolved": 0, "confirm_resolved": 0, "unresolved": 0, "confirm_unresolved": 0}
     for turn in turns:
         lines = turn.transcript.splitlines()
@@ -349,7 +358,7 @@ def tag_decisions(turns: Sequence[TurnRecord]) -> dict[str, int]:
             continue
         if parse_action(lines[-2][len("Assistant: "):]).kind != "recommend":
             continue
-        tag = "unresolved" if UNRESOLVED.search(turn.state) else "resolved"
+        tag = state_tag(turn.state)
         out[tag] += 1
         out[f"confirm_{tag}"] += int(parse_action(_answer(turn.raw)).kind == "confirm")
     return out

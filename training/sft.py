@@ -62,7 +62,7 @@ def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: 
     from hear2act.agents.prompts import build_messages, domain_from_scenario_id
     from hear2act_env import load_scenarios
 
-    from .episodes import AgentPolicy, make_reference, play
+    from .episodes import AgentPolicy, make_reference, play, state_tag
 
     bank = load_scenarios()
     rows = []
@@ -80,15 +80,13 @@ def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: 
     return rows
 
 
-def state_tag(state: str) -> str:
-    """``resolved``, ``unresolved`` or ``""`` (no tag): the value a P6b state line carries.
+def parse_teachers(spec: str) -> tuple[str, ...]:
+    """``--teachers``' comma list (each teacher plays every episode).
 
-    >>> [state_tag(s) for s in ("CONCERN STATE: satisfied (resolved)", "CONCERN STATE: x (unresolved)", "")]
-    ['resolved', 'unresolved', '']
+    >>> parse_teachers("explore:0.5, explore-tag,")
+    ('explore:0.5', 'explore-tag')
     """
-    from hear2act.agents.rule import UNRESOLVED
-
-    return "" if not state else "unresolved" if UNRESOLVED.search(state) else "resolved"
+    return tuple(t.strip() for t in spec.split(",") if t.strip())
 
 
 def balance_tags(rows: list[dict[str, Any]], resolved_share: float) -> list[dict[str, Any]]:
@@ -97,8 +95,9 @@ def balance_tags(rows: list[dict[str, Any]], resolved_share: float) -> list[dict
 
     Why: a teacher meets a resolved state about once per episode (135 of 1,548 decisions of ``explore-tag`` on
     160 scenarios), so a tiny LM trained from scratch learns the marginal rate of CONFIRM and not its dependence
-    on the tag: measured (``docs/training.md``), P(CONFIRM) equal under both tags to four decimals after 240
-    steps as played, against 0.69 / 0.14 with the resolved decisions at half the batch.
+    on the tag: measured by ``benchmarks/sft_tag_probe.py`` (``docs/training.md``), P(CONFIRM | resolved /
+    unresolved) 0.0719 / 0.0711 after 240 steps as played, against 0.4618 / 0.2615 with the resolved
+    decisions repeated to half the rows.
 
     >>> rows = [{"tag": "resolved", "i": 0}] + [{"tag": "unresolved", "i": i} for i in range(1, 4)]
     >>> [r["i"] for r in balance_tags(rows, 0.5)]
@@ -152,7 +151,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
 
     from .grpo_data import default_episodes
 
-    teachers = tuple(t.strip() for t in args.teachers.split(",") if t.strip())
+    teachers = parse_teachers(args.teachers)
     episodes = default_episodes(args.n_scenarios, args.episode_seed, per_scenario=args.episodes_per_scenario,
                                 split=SplitSpec(args.test_domains, args.test_per_domain, args.split_seed))
     rows = balance_tags(sft_rows(episodes, access=args.access, teachers=teachers, reasoning=args.reasoning),
