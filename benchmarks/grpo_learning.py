@@ -64,6 +64,8 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sft-batch", type=int, default=4)
     p.add_argument("--sft-resolved-share", type=float, default=0.5, help="SFT rows under a resolved tag repeated to "
                    "this share (hear2act.training.sft.balance_tags; 0: as played)")
+    p.add_argument("--sft-contrast", action="store_true", help="SFT: also repeat the unresolved decisions after "
+                   "words of assent to as many as the resolved ones (training.sft --contrast_assent)")
     p.add_argument("--grpo-steps", type=int, default=48)
     p.add_argument("--grpo-scenarios", type=int, default=120)
     p.add_argument("--grpo-lr", type=float, default=1e-3)
@@ -73,6 +75,10 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--turn-cost", type=float, default=0.01, help="episode reward: cost per assistant turn")
     p.add_argument("--failure-cost", default="horizon", help="episode reward: turns a failed episode is charged: "
                    "horizon (all 20: closing early on a failure saves nothing) or turns (the env's own return)")
+    p.add_argument("--fit-credit", type=float, default=0.0, help="episode reward: a failed episode closed by CONFIRM "
+                   "earns this x the confirmed option's need fit (0: off; see training/episodes.py)")
+    p.add_argument("--rollout-temperature", type=float, default=1.0, help="GRPOConfig.temperature: sampling "
+                   "temperature of the training episodes (and of the logprobs GRPO computes)")
     p.add_argument("--reuse-sft", action="store_true", help="keep OUT/sft if it is there (diagnostic runs)")
     p.add_argument("--scale-rewards", default="none", help="GRPOConfig.scale_rewards: none (advantage = reward - "
                    "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
@@ -188,6 +194,7 @@ def main(argv: list[str] | None = None) -> dict:
                                 "--max_steps", str(args.sft_steps), "--learning_rate", str(args.sft_lr),
                                 "--per_device_train_batch_size", str(args.sft_batch), "--seed", str(args.seed),
                                 "--resolved_share", str(args.sft_resolved_share),
+                                "--contrast_assent", str(args.sft_contrast).lower(),
                                 "--logging_steps", "10", "--lr_scheduler_type", "constant_with_warmup",
                                 "--warmup_steps", "3", "--gradient_checkpointing", "false"])
     timings["sft_s"] = time.perf_counter() - t
@@ -203,7 +210,8 @@ def main(argv: list[str] | None = None) -> dict:
                  "--logging_steps", "1", "--save_strategy", "no", "--gradient_checkpointing", "false",
                  "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling,
                  "--scale_rewards", args.scale_rewards, "--failure_cost", args.failure_cost,
-                 "--branch_prefixes", str(args.branch_prefixes), "--beta", str(args.beta)]
+                 "--branch_prefixes", str(args.branch_prefixes), "--beta", str(args.beta),
+                 "--fit_credit", str(args.fit_credit), "--temperature", str(args.rollout_temperature)]
     if args.process_weights:
         grpo_argv += ["--process_weights", args.process_weights]
     summary_grpo = grpo.main(grpo_argv)

@@ -137,7 +137,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     leaves), so Gymnasium's vector envs can stack infos of sub-envs that
     took different actions in the same step.
     Reset adds ``scenario_id`` and ``realization``. At the end
-    ``info["outcome"]``: ``success``, ``final_option``, ``turns``,
+    ``info["outcome"]``: ``success``, ``final_option``, ``final_fit`` (its
+    need fit, L1-L3 weighted 3:2:1, 0 if it violates the request), ``turns``,
     ``premature_closure``, ``full_disclosure``, ``n_disclosed``,
     ``accept_rate``, ``fullfit_rate`` (over agent recommendation turns;
     NaN when there were none), ``recommendations``, ``action_counts``.

@@ -47,6 +47,15 @@ def step_info(reaction: Reaction, action: Action, engine: UserEngine) -> dict[st
     }
 
 
+def need_fit(satisfies: Sequence[bool]) -> float:
+    """How well an option meets the three hidden needs, L1 (hard) 3, L2 (strong) 2, L3 (moderate) 1, over 6.
+
+    >>> need_fit((True, True, True)), need_fit((True, False, True)), need_fit((False, True, True))
+    (1.0, 0.6666666666666666, 0.5)
+    """
+    return (3.0 * bool(satisfies[0]) + 2.0 * bool(satisfies[1]) + 1.0 * bool(satisfies[2])) / 6.0
+
+
 def outcome(s: Scenario, engine: UserEngine, recommendations: Sequence[int], counts: Mapping[str, int],
             terminated: bool) -> dict[str, Any]:
     """``info["outcome"]`` of a finished episode: success, the final option, disclosure, recommendation fits."""
@@ -55,10 +64,13 @@ def outcome(s: Scenario, engine: UserEngine, recommendations: Sequence[int], cou
     accepts = sum(a.issue in ("none", "L3", "safe") for a in fits)
     fullfits = sum(a.issue in ("none", "safe") for a in fits)
     n = len(fits)
+    final_opt = s.option(final) if final else None
     return {
         "scenario_id": s.id,
         "success": final == s.gold,
         "final_option": final,
+        # The final option's need fit, L1-L3 weighted 3:2:1 (0 when it violates the request): graded, verifiable.
+        "final_fit": need_fit(final_opt.satisfies) if final_opt is not None and final_opt.meets_request else 0.0,
         "confirmed": terminated,
         "turns": engine.turn,
         "premature_closure": terminated and final != s.gold,
@@ -73,4 +85,4 @@ def outcome(s: Scenario, engine: UserEngine, recommendations: Sequence[int], cou
     }
 
 
-__all__ = ["NOT_ASKED", "outcome", "routing", "step_info"]
+__all__ = ["NOT_ASKED", "need_fit", "outcome", "routing", "step_info"]

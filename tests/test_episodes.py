@@ -139,6 +139,43 @@ def test_successes_keep_the_turn_cost_under_either_failure_cost():
         assert [r["outcome"] for r in rows] == [pytest.approx(1.0 - 0.05 * r["turns"]) for r in rows]
 
 
+def test_fit_credit_orders_wrong_closings_and_leaves_success_on_top():
+    """``fit_credit``: a failed CONFIRM earns credit x the confirmed option's need fit (``final_fit``), a stall
+    (never confirmed) none, a success exactly what it earned before; at the largest credit the weights allow,
+    the policies that never win still score below the ones that solve the task."""
+    from hear2act_env.info import need_fit
+
+    bank = {s.id: s for s in load_scenarios()}
+    ids = train_ids(bundled_split(), 12)
+    plain = EpisodeReward(turn_cost=0.01, process={})
+    credit = EpisodeReward(turn_cost=0.01, process={}, fit_credit=0.3)
+    confirm = play(AgentPolicy(lambda: make_reference("confirm"), reasoning=False), ids, config=credit)
+    closed = 0
+    for row in confirm:
+        out = row["trajectory"]["outcome"]
+        s = bank[out["scenario_id"]]
+        assert out["final_fit"] == need_fit(s.option(out["final_option"]).satisfies)
+        closed += out["confirmed"]
+        assert row["outcome"] == pytest.approx(-0.01 * 20 + 0.3 * out["final_fit"] * out["confirmed"])
+    assert closed >= len(ids) // 2
+    fits = {row["trajectory"]["outcome"]["final_fit"] for row in confirm}
+    assert len(fits) > 1 and max(fits) < 1.0  # graded, and the opening never meets every need
+    stall = play(AgentPolicy(lambda: make_reference("stall"), reasoning=False), ids, config=credit)
+    assert [r["outcome"] for r in stall] == [pytest.approx(-0.01 * 20)] * len(ids)
+    solved = [play(AgentPolicy(lambda: make_reference("state-rule"), reasoning=False), ids, config=c)
+              for c in (plain, credit)]
+    assert all(r["success"] for r in solved[0])
+    assert [r["outcome"] for r in solved[0]] == [r["outcome"] for r in solved[1]]
+    top = EpisodeReward(turn_cost=0.05, process={}, fit_credit=0.49)
+    means = {a: summarize(play(AgentPolicy(lambda a=a: make_reference(a, list(bank.values())), reasoning=False),
+                               ids, access="T+S", config=top))["reward"] for a in SOLVERS + NON_SOLVERS}
+    assert max(means[a] for a in NON_SOLVERS) < min(means[a] for a in SOLVERS), means
+    with pytest.raises(ValueError, match="fit_credit"):
+        EpisodeReward(process={"format": 0.1, "consistency": 0.1}, fit_credit=0.3)
+    with pytest.raises(ValueError, match="fit_credit"):
+        EpisodeReward(fit_credit=-0.1)
+
+
 def test_tag_decisions_separate_the_tag_reader_from_the_words_only_explorer():
     ids = train_ids(bundled_split(), 24)
     rates = {name: summarize(play(AgentPolicy(lambda n=name: make_reference(n), reasoning=False), ids,

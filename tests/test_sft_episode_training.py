@@ -55,6 +55,32 @@ def test_balancing_repeats_the_resolved_decisions_of_real_teacher_rows_to_the_sh
         parse(["--model", "x", "--output_dir", "y", "--resolved_share", "1"])
 
 
+def test_contrast_balancing_leaves_the_tag_as_the_only_cue_after_assent():
+    """Real teacher rows: the assent flag is what the user's words say, and with ``contrast`` the unresolved
+    decisions after assent are repeated to as many as the resolved ones, so after assenting words CONFIRM and
+    RECOMMEND are equally common and only the tag tells them apart."""
+    from hear2act.agents.rule import PROBLEM_CUES
+    from hear2act.training.grpo_data import default_episodes
+    from hear2act.training.sft import balance_tags, sft_rows
+
+    rows = sft_rows(default_episodes(12, 0), access="T+S", teachers=("explore-tag",))
+    for r in rows:
+        said = r["prompt"][-1]["content"].split("User: ")[-1].splitlines()[0]
+        assert r["assent"] == (not PROBLEM_CUES.search("User: " + said)), said
+    assert all(r["assent"] for r in rows if r["tag"] == "resolved")  # resolved reactions are worded as assent
+    assert any(r["assent"] for r in rows if r["tag"] == "unresolved")  # and so are some unresolved ones
+
+    def after_assent(rs):
+        acts = [r["completion"][0]["content"].startswith("[ACTION: CONFIRM]") for r in rs if r["assent"]]
+        return sum(acts), len(acts) - sum(acts)
+
+    confirms, others = after_assent(balance_tags(rows, 0.5))
+    assert confirms > 2 * others  # without contrast the words predict CONFIRM
+    balanced = balance_tags(rows, 0.5, contrast=True)
+    assert balanced[:len(balance_tags(rows, 0.5))] == balance_tags(rows, 0.5)  # contrast only appends
+    assert after_assent(balanced)[0] == after_assent(balanced)[1]
+
+
 @pytest.mark.slow
 def test_sft_then_episode_grpo_on_a_tiny_lm(tmp_path):
     import torch

@@ -9,6 +9,7 @@ process term is scored on the turn it belongs to.
 The **episode reward** (:class:`EpisodeReward`, weights in the config)::
 
     R = success_weight * success - turn_cost * charged_turns
+        + fit_credit * final_fit * [failed, closed by CONFIRM]     (graded credit of a wrong closing; default 0)
         + sum_term  w_term * mean_over_turns(term(turn))             (CESAR's process terms, per turn)
 
     charged_turns = turns                     if the episode succeeded (the env's return with turn_cost)
@@ -29,6 +30,15 @@ earlier runs). Charging every failure the horizon makes all failures equal
 turn cost where it means something (a faster success is better), and
 leaves the optimum unchanged: the task-solving policy still wins, and now
 stalling and confirming at once tie at the bottom.
+
+Why a wrong closing may earn a little (``fit_credit``, off by default): charged the horizon, every
+failure scores alike, so a GRPO group whose episodes all fail has no spread and trains nothing, and a
+small policy that has drifted to confirming at once stays there (docs/training.md, seeds 1 and 2).
+``fit_credit * final_fit`` (``info["outcome"]["final_fit"]``: the confirmed option's need fit, L1-L3
+weighted 3:2:1, 0 if it violates the request) orders the failures by how wrong the closing was --
+confirming a rejected option is worse than confirming a reluctantly accepted one -- which is what the
+state line's delivery label tells. It is bounded below ``success_weight / 2`` together with the process
+terms, so a success still beats every failure, and a policy that stalls (it never closes) earns none.
 
 The process terms are *averaged* over the episode's turns, so a longer
 episode cannot collect more of them; each is bounded (format, consistency,
@@ -89,6 +99,7 @@ class EpisodeReward:
     overthinking_norm: int = 256
     failure_cost: str = "horizon"
     horizon: int = MAX_TURNS
+    fit_credit: float = 0.0
 
     def __post_init__(self) -> None:
         if self.failure_cost not in FAILURE_COSTS:
@@ -99,14 +110,17 @@ class EpisodeReward:
             raise ValueError(f"success_weight must be > 0, got {self.success_weight}")
         if not self.turn_cost >= 0:
             raise ValueError(f"turn_cost must be >= 0, got {self.turn_cost}")
+        if not self.fit_credit >= 0:
+            raise ValueError(f"fit_credit must be >= 0, got {self.fit_credit}")
         unknown = sorted(set(self.process) - set(PROCESS_TERMS))
         if unknown:
             raise ValueError(f"process weights: unknown term(s) {unknown}; choose from {PROCESS_TERMS}")
         if any(w < 0 for w in self.process.values()):
             raise ValueError(f"process weights must be >= 0, got {dict(self.process)}")
-        if self.process_range() >= self.success_weight / 2:
-            raise ValueError(f"process weights {dict(self.process)} span {self.process_range():.3f}, not below half "
-                             f"the success weight {self.success_weight}: the process terms could outweigh success")
+        if self.process_range() + self.fit_credit >= self.success_weight / 2:
+            raise ValueError(f"process weights {dict(self.process)} span {self.process_range():.3f} and fit_credit is "
+                             f"{self.fit_credit}: together not below half the success weight {self.success_weight}, "
+                             "so they could outweigh success")
 
     def charged_turns(self, turns: int, success: bool) -> int:
         """The turns the turn cost is charged for (see the module docstring).
@@ -125,9 +139,10 @@ class EpisodeReward:
     @classmethod
     def from_args(cls, args: Any) -> EpisodeReward:
         """From :class:`hear2act.training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``,
-        ``process_weights``, ``failure_cost``)."""
+        ``process_weights``, ``failure_cost``, ``fit_credit``)."""
         return cls(float(args.success_weight), float(args.turn_cost), parse_term_weights(args.process_weights),
-                   int(args.overthinking_norm), str(getattr(args, "failure_cost", "horizon")))
+                   int(args.overthinking_norm), str(getattr(args, "failure_cost", "horizon")),
+                   fit_credit=float(getattr(args, "fit_credit", 0.0)))
 
 
 # -- reference policies (for the reward tests and the SFT data) ----------------------------------------------------
@@ -371,6 +386,8 @@ def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], co
     success = float(bool(outcome.get("success", False)))
     n_turns = int(outcome.get("turns", len(turns)))
     outcome_part = config.success_weight * success - config.turn_cost * config.charged_turns(n_turns, bool(success))
+    if not success and outcome.get("confirmed", False):
+        outcome_part += config.fit_credit * float(outcome.get("final_fit", 0.0))
     means = {t: 0.0 for t in PROCESS_TERMS}
     if turns:
         scored = [turn_terms(t, config) for t in turns]

@@ -91,6 +91,9 @@ class Hear2ActArgs:
     failure_cost: str = field(default="horizon", metadata={
         "help": "episode reward: turns a failed episode is charged: horizon (max_turns, so closing early on a "
                 "failure saves nothing) or turns (the env's own return)"})
+    fit_credit: float = field(default=0.0, metadata={
+        "help": "episode reward: a failed episode closed by CONFIRM earns fit_credit x the confirmed option's need "
+                "fit (info outcome final_fit), so all-fail groups still have spread (0: off)"})
     process_weights: str = field(default=DEFAULT_PROCESS_WEIGHTS, metadata={
         "help": "episode reward: term=weight of CESAR's per-turn process terms, averaged over the episode's turns"})
     reasoning: bool = field(default=True, metadata={"help": "episode mode: ask for <think>/<answer> (evaluate with "

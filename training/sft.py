@@ -54,12 +54,16 @@ class SFTArgs:
     resolved_share: float = field(default=0.0, metadata={
         "help": "repeat the decisions made under a resolved state tag until they are this share of the rows "
                 "(0: as played; balance_tags says why)"})
+    contrast_assent: bool = field(default=False, metadata={
+        "help": "then also repeat the unresolved decisions made after words of assent until they are as many as "
+                "the resolved ones, so the words alone do not tell CONFIRM (balance_tags says why)"})
 
 
 def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: tuple[str, ...] = ("state-rule",),
              reasoning: bool = False, realization: str = "prosody") -> list[dict[str, Any]]:
     """Prompt-completion rows (conversational) of every decision of every teacher episode, in order."""
     from hear2act.agents.prompts import build_messages, domain_from_scenario_id
+    from hear2act.agents.rule import PROBLEM_CUES
     from hear2act_env import load_scenarios
 
     from .episodes import AgentPolicy, make_reference, play, state_tag
@@ -75,8 +79,10 @@ def sft_rows(episodes: list[tuple[str, int]], *, access: str = "T+S", teachers: 
             for turn in episode["records"]:
                 obs = {"transcript": turn.transcript, "options": turn.options, "state": turn.state}
                 prompt = build_messages(obs, access, domain=domain, reasoning=reasoning)
+                said = turn.transcript.splitlines()[-1] if turn.transcript else ""
                 rows.append({"prompt": prompt, "completion": [{"role": "assistant", "content": turn.raw}],
-                             "teacher": teacher, "scenario_id": episode["scenario_id"], "tag": state_tag(turn.state)})
+                             "teacher": teacher, "scenario_id": episode["scenario_id"], "tag": state_tag(turn.state),
+                             "assent": said.startswith("User: ") and not PROBLEM_CUES.search(said)})
     return rows
 
 
@@ -89,9 +95,11 @@ def parse_teachers(spec: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in spec.split(",") if t.strip())
 
 
-def balance_tags(rows: list[dict[str, Any]], resolved_share: float) -> list[dict[str, Any]]:
+def balance_tags(rows: list[dict[str, Any]], resolved_share: float, *, contrast: bool = False) -> list[dict[str, Any]]:
     """``rows`` with their ``resolved``-tag rows repeated (in order, cycling) until they are ``resolved_share`` of
-    all rows; unchanged when the share is 0 or already met, or when no row is resolved.
+    all rows; unchanged when the share is 0 or already met, or when no row is resolved. With ``contrast``, the
+    ``unresolved`` rows whose user words sound like assent (``row["assent"]``) are then repeated until they are
+    as many as the resolved rows.
 
     Why: a teacher meets a resolved state about once per episode (135 of 1,548 decisions of ``explore-tag`` on
     160 scenarios), so a tiny LM trained from scratch learns the marginal rate of CONFIRM and not its dependence
@@ -99,18 +107,33 @@ def balance_tags(rows: list[dict[str, Any]], resolved_share: float) -> list[dict
     unresolved) 0.0719 / 0.0711 after 240 steps as played, against 0.4618 / 0.2615 with the resolved
     decisions repeated to half the rows.
 
+    Why ``contrast``: every resolved reaction is worded as assent, and so are the unresolved reactions to an
+    option missing an L2 or L3 need under Prosody (461 of the 1,413 unresolved decisions as played, beside 135
+    resolved). With the resolved rows repeated to half, CONFIRM then follows assenting words three times in four,
+    and a student can learn the words instead of the tag: it CONFIRMs the opening on "Okay, sounds good."
+    whatever the tag says (the seed-1 warm start of ``benchmarks/grpo_learning.py``). Matched counts leave the
+    tag as the only cue that separates CONFIRM from RECOMMEND after assent.
+
     >>> rows = [{"tag": "resolved", "i": 0}] + [{"tag": "unresolved", "i": i} for i in range(1, 4)]
     >>> [r["i"] for r in balance_tags(rows, 0.5)]
     [0, 1, 2, 3, 0, 0]
+    >>> rows[1]["assent"] = True
+    >>> [r["i"] for r in balance_tags(rows, 0.5, contrast=True)]
+    [0, 1, 2, 3, 0, 0, 1, 1]
     """
     if not 0.0 <= resolved_share < 1.0:
         raise ValueError(f"resolved_share must be in [0, 1), got {resolved_share}")
     resolved = [r for r in rows if r.get("tag") == "resolved"]
     have, other = len(resolved), len(rows) - len(resolved)
-    if not resolved or have >= resolved_share * len(rows):
-        return list(rows)
-    want = round(resolved_share * other / (1.0 - resolved_share))  # resolved rows for the share
-    return [*rows, *(resolved[i % have] for i in range(want - have))]
+    out = list(rows)
+    if resolved and have < resolved_share * len(rows):
+        want = round(resolved_share * other / (1.0 - resolved_share))  # resolved rows for the share
+        out += [resolved[i % have] for i in range(want - have)]
+    if contrast:
+        assent = [r for r in rows if r.get("tag") == "unresolved" and r.get("assent")]
+        target = sum(r.get("tag") == "resolved" for r in out)
+        out += [assent[i % len(assent)] for i in range(target - len(assent))] if assent else []
+    return out
 
 
 def parse(argv: list[str] | None = None, prog: str | None = None) -> tuple[SFTArgs, Any]:
@@ -155,7 +178,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     episodes = default_episodes(args.n_scenarios, args.episode_seed, per_scenario=args.episodes_per_scenario,
                                 split=SplitSpec(args.test_domains, args.test_per_domain, args.split_seed))
     rows = balance_tags(sft_rows(episodes, access=args.access, teachers=teachers, reasoning=args.reasoning),
-                        args.resolved_share)
+                        args.resolved_share, contrast=args.contrast_assent)
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -167,6 +190,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     trainer.save_model(str(out))
     tokenizer.save_pretrained(out)
     summary = {"examples": len(rows), "resolved_rows": sum(r["tag"] == "resolved" for r in rows),
+               "unresolved_assent_rows": sum(r["tag"] == "unresolved" and r["assent"] for r in rows),
                "resolved_share": args.resolved_share, "episodes": len(episodes), "teachers": list(teachers),
                "steps": trainer.state.global_step, "train_loss": result.training_loss,
                "scenarios": sorted({sid for sid, _ in episodes})}
