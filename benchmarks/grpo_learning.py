@@ -77,6 +77,8 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
                    "horizon (all 20: closing early on a failure saves nothing) or turns (the env's own return)")
     p.add_argument("--fit-credit", type=float, default=0.0, help="episode reward: a failed episode closed by CONFIRM "
                    "earns this x the confirmed option's need fit (0: off; see training/episodes.py)")
+    p.add_argument("--invalid-cost", type=float, default=0.0, help="episode reward: charged once to an episode with "
+                   "an answer that is not a valid action (0: off)")
     p.add_argument("--rollout-temperature", type=float, default=1.0, help="GRPOConfig.temperature: sampling "
                    "temperature of the training episodes (and of the logprobs GRPO computes)")
     p.add_argument("--reuse-sft", action="store_true", help="keep OUT/sft if it is there (diagnostic runs)")
@@ -211,7 +213,7 @@ def main(argv: list[str] | None = None) -> dict:
                  "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling,
                  "--scale_rewards", args.scale_rewards, "--failure_cost", args.failure_cost,
                  "--branch_prefixes", str(args.branch_prefixes), "--beta", str(args.beta),
-                 "--fit_credit", str(args.fit_credit), "--temperature", str(args.rollout_temperature)]
+                 "--fit_credit", str(args.fit_credit), "--invalid_cost", str(args.invalid_cost), "--temperature", str(args.rollout_temperature)]
     if args.process_weights:
         grpo_argv += ["--process_weights", args.process_weights]
     summary_grpo = grpo.main(grpo_argv)

@@ -64,7 +64,7 @@ def test_rollout_turn_sampling_is_checked():
     from hear2act.training.episode_rollout import TURN_SAMPLING, make_rollout_func
     from hear2act.training.episodes import EpisodeReward
 
-    assert TURN_SAMPLING == ("uniform", "last", "closing", "branch")
+    assert TURN_SAMPLING == ("uniform", "last", "closing", "decisive", "branch")
     with pytest.raises(ValueError, match="turn_sampling"):
         make_rollout_func(access="T+S", reward=EpisodeReward(), turn_sampling="first")
 
@@ -83,3 +83,37 @@ def test_closing_baseline_makes_the_closed_episodes_advantages_sum_to_zero():
         assert abs(sum(r - mean for r, done in zip(g, c, strict=True) if done)) < 1e-12
     assert first[3] == (0.9 - 0.2 - 0.2) / 3 and first[4:] == rewards[4:]  # no closed episode: kept
     assert untouched == rewards
+
+
+class _Derails:
+    """Answers something the parser cannot read, then CONFIRMs whatever is on the table."""
+
+    def reset(self, observation, info):
+        self.turn = 0
+
+    def act(self, observation):
+        self.turn += 1
+        return "How about the second one?" if self.turn == 1 else "[ACTION: CONFIRM] Great."
+
+
+def test_decisive_sampling_trains_the_invalid_answer_and_invalid_cost_charges_it():
+    """On played episodes: an episode with an unreadable answer trains that answer (``decisive``), is charged
+    ``invalid_cost`` once, and an episode without one trains its closing turn."""
+    pytest.importorskip("trl")
+    from hear2act.training.episode_rollout import decisive_turn
+    from hear2act.training.episodes import AgentPolicy, EpisodeReward, make_reference, play
+    from hear2act.training.splits import bundled_split, train_ids
+
+    ids = train_ids(bundled_split(), 4)
+    plain, charged = EpisodeReward(process={}), EpisodeReward(process={}, invalid_cost=0.1)
+    derailed = [play(AgentPolicy(_Derails, reasoning=False), ids, config=c) for c in (plain, charged)]
+    for a, b in zip(*derailed, strict=True):
+        assert a["invalid"] == 1 and b["outcome"] == pytest.approx(a["outcome"] - 0.1)
+        closed = a["trajectory"]["outcome"]["confirmed"]
+        assert decisive_turn(a["records"], closed) == 0
+    solved = play(AgentPolicy(lambda: make_reference("state-rule"), reasoning=False), ids, config=charged)
+    for row in solved:
+        assert row["invalid"] == 0 and row["success"] == 1.0
+        assert decisive_turn(row["records"], True) == len(row["records"]) - 1
+    with pytest.raises(ValueError, match="invalid_cost"):
+        EpisodeReward(invalid_cost=-1.0)

@@ -33,6 +33,12 @@ under an unresolved tag, the right move there -- is not what failed it.
 ``last`` pushes that turn down in every group that has a success, while a
 success's own RECOMMENDs never get credit: a bias toward confirming under an
 unresolved tag that the measured runs show (docs/training.md).
+``turn_sampling="decisive"`` is ``closing`` except that an episode with an invalid answer trains its
+**first invalid answer** instead: an answer the parser cannot read is never right, the env replies
+"Sorry, what are you suggesting?", and the episode then mostly closes on what was recommended before.
+Under ``closing`` those answers are never trained, and the KL penalty only holds the trained tokens:
+in every failed run of docs/training.md the held-out invalid-answer rate rose from 2-3 % to 36-73 %,
+and the groups' closings then all failed alike (:func:`decisive_turn`).
 ``turn_sampling="branch"`` (:mod:`hear2act.training.branching`) makes each
 group K continuations of **one** on-policy decision state instead of K
 episodes of one start: the K samples share the trained turn's prompt, and
@@ -141,7 +147,7 @@ class SamplingPolicy:
         return outputs
 
 
-TURN_SAMPLING = ("uniform", "last", "closing", "branch")
+TURN_SAMPLING = ("uniform", "last", "closing", "decisive", "branch")
 
 
 def episode_reward(completions: Sequence[Any], episode_reward: Sequence[float] | None = None,
@@ -180,6 +186,23 @@ def _trained_turn(turn: Any) -> str:
     d = tag_decisions([turn])
     tag = "resolved" if d["resolved"] else "unresolved" if d["unresolved"] else "first"
     return f"{parse_action(split_reasoning(turn.raw)[1]).kind}|{tag}"
+
+
+def decisive_turn(turns: Sequence[Any], closed: bool) -> int | None:
+    """``turn_sampling="decisive"``: the index of the episode's first invalid answer, else of its closing turn if
+    it closed, else ``None`` (nothing to train).
+
+    >>> from hear2act.training.episodes import TurnRecord
+    >>> ok, bad = TurnRecord("", "", "", "[ACTION: RECOMMEND] [OPTION: 2] B?"), TurnRecord("", "", "", "B?")
+    >>> decisive_turn([ok, bad, ok], closed=True), decisive_turn([ok, ok], closed=True), decisive_turn([ok], False)
+    (1, 1, None)
+    """
+    from hear2act_env.dialogue.actions import INVALID, parse_action
+
+    for i, turn in enumerate(turns):
+        if parse_action(split_reasoning(turn.raw)[1]).kind == INVALID:
+            return i
+    return len(turns) - 1 if closed else None
 
 
 def closing_baseline(rewards: Sequence[float], closed: Sequence[bool], k: int) -> list[float]:
@@ -267,17 +290,21 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
             turns = row["records"]
             if not turns:
                 raise RuntimeError(f"rollout_func: episode {row['key']} has no turn")
+            closed = bool((row["trajectory"].get("outcome") or {}).get("confirmed", False))
+            trains = closed or turn_sampling not in ("closing", "decisive")
             if turn_sampling == "branch":
                 tau = taus[i]
             elif turn_sampling in ("last", "closing"):
                 tau = len(turns) - 1
+            elif turn_sampling == "decisive":
+                picked = decisive_turn(turns, closed)
+                trains, tau = picked is not None, len(turns) - 1 if picked is None else picked
             else:
                 tau = int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
             completion = turns[tau].extra["completion_ids"]
             out["prompt_ids"].append(turns[tau].extra["prompt_ids"])
             out["completion_ids"].append(completion)
-            closed = bool((row["trajectory"].get("outcome") or {}).get("confirmed", False))
-            masks.append([int(closed or turn_sampling != "closing")] * len(completion))
+            masks.append([int(trains)] * len(completion))
             out["episode_reward"].append(branch_reward(row, tau, reward) if turn_sampling == "branch"
                                          else row["reward"])
             for n in LOGGED:
@@ -285,7 +312,7 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
             for n, v in _decision_rates(row["decisions"]).items():
                 out[n].append(v)
             trained.append(_trained_turn(turns[tau]) if masks[-1][:1] != [0] else "none|turn-limit")
-        if turn_sampling == "closing":
+        if turn_sampling in ("closing", "decisive"):
             out["env_mask"] = masks  # TRL: 0 = not the model's to train (here: no closing decision to credit)
             out["episode_reward"] = closing_baseline(out["episode_reward"], [m[:1] != [0] for m in masks],
                                                      k)
@@ -395,6 +422,7 @@ __all__ = [
     "EpisodeGRPOTrainer",
     "SamplingPolicy",
     "closing_baseline",
+    "decisive_turn",
     "episode_reward",
     "evaluate_model",
     "heldout_callback",

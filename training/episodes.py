@@ -10,6 +10,7 @@ The **episode reward** (:class:`EpisodeReward`, weights in the config)::
 
     R = success_weight * success - turn_cost * charged_turns
         + fit_credit * final_fit * [failed, closed by CONFIRM]     (graded credit of a wrong closing; default 0)
+        - invalid_cost * [some answer was not a valid action]       (default 0)
         + sum_term  w_term * mean_over_turns(term(turn))             (CESAR's process terms, per turn)
 
     charged_turns = turns                     if the episode succeeded (the env's return with turn_cost)
@@ -39,6 +40,10 @@ weighted 3:2:1, 0 if it violates the request) orders the failures by how wrong t
 confirming a rejected option is worse than confirming a reluctantly accepted one -- which is what the
 state line's delivery label tells. It is bounded below ``success_weight / 2`` together with the process
 terms, so a success still beats every failure, and a policy that stalls (it never closes) earns none.
+
+``invalid_cost`` charges an episode in which some answer could not be parsed as an action (the
+``decisive`` turn sampling of :mod:`hear2act.training.episode_rollout` trains that answer): without it such
+an episode fails like any other, and a group whose episodes all derail alike has nothing to compare.
 
 The process terms are *averaged* over the episode's turns, so a longer
 episode cannot collect more of them; each is bounded (format, consistency,
@@ -100,6 +105,7 @@ class EpisodeReward:
     failure_cost: str = "horizon"
     horizon: int = MAX_TURNS
     fit_credit: float = 0.0
+    invalid_cost: float = 0.0
 
     def __post_init__(self) -> None:
         if self.failure_cost not in FAILURE_COSTS:
@@ -112,15 +118,17 @@ class EpisodeReward:
             raise ValueError(f"turn_cost must be >= 0, got {self.turn_cost}")
         if not self.fit_credit >= 0:
             raise ValueError(f"fit_credit must be >= 0, got {self.fit_credit}")
+        if not self.invalid_cost >= 0:
+            raise ValueError(f"invalid_cost must be >= 0, got {self.invalid_cost}")
         unknown = sorted(set(self.process) - set(PROCESS_TERMS))
         if unknown:
             raise ValueError(f"process weights: unknown term(s) {unknown}; choose from {PROCESS_TERMS}")
         if any(w < 0 for w in self.process.values()):
             raise ValueError(f"process weights must be >= 0, got {dict(self.process)}")
-        if self.process_range() + self.fit_credit >= self.success_weight / 2:
-            raise ValueError(f"process weights {dict(self.process)} span {self.process_range():.3f} and fit_credit is "
-                             f"{self.fit_credit}: together not below half the success weight {self.success_weight}, "
-                             "so they could outweigh success")
+        if self.process_range() + self.fit_credit + self.invalid_cost >= self.success_weight / 2:
+            raise ValueError(f"process weights {dict(self.process)} span {self.process_range():.3f}, fit_credit is "
+                             f"{self.fit_credit} and invalid_cost {self.invalid_cost}: together not below half the "
+                             f"success weight {self.success_weight}, so they could outweigh success")
 
     def charged_turns(self, turns: int, success: bool) -> int:
         """The turns the turn cost is charged for (see the module docstring).
@@ -139,10 +147,11 @@ class EpisodeReward:
     @classmethod
     def from_args(cls, args: Any) -> EpisodeReward:
         """From :class:`hear2act.training.grpo.Hear2ActArgs` (``success_weight``, ``turn_cost``,
-        ``process_weights``, ``failure_cost``, ``fit_credit``)."""
+        ``process_weights``, ``failure_cost``, ``fit_credit``, ``invalid_cost``)."""
         return cls(float(args.success_weight), float(args.turn_cost), parse_term_weights(args.process_weights),
                    int(args.overthinking_norm), str(getattr(args, "failure_cost", "horizon")),
-                   fit_credit=float(getattr(args, "fit_credit", 0.0)))
+                   fit_credit=float(getattr(args, "fit_credit", 0.0)),
+                   invalid_cost=float(getattr(args, "invalid_cost", 0.0)))
 
 
 # -- reference policies (for the reward tests and the SFT data) ----------------------------------------------------
@@ -388,12 +397,13 @@ def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], co
     outcome_part = config.success_weight * success - config.turn_cost * config.charged_turns(n_turns, bool(success))
     if not success and outcome.get("confirmed", False):
         outcome_part += config.fit_credit * float(outcome.get("final_fit", 0.0))
+    invalid = sum(1 for t in turns if parse_action(_answer(t.raw)).kind == INVALID)
+    outcome_part -= config.invalid_cost * (invalid > 0)
     means = {t: 0.0 for t in PROCESS_TERMS}
     if turns:
         scored = [turn_terms(t, config) for t in turns]
         means = {t: sum(s[t] for s in scored) / len(scored) for t in PROCESS_TERMS}
     process = sum(config.process.get(t, 0.0) * means[t] for t in PROCESS_TERMS)
-    invalid = sum(1 for t in turns if parse_action(_answer(t.raw)).kind == INVALID)
     return {"reward": outcome_part + process, "outcome": outcome_part, "success": success, "turns": n_turns,
             "premature_closure": float(bool(outcome.get("premature_closure", False))), "invalid": invalid,
             "decisions": tag_decisions(turns), **{f"process/{t}": means[t] for t in PROCESS_TERMS}}

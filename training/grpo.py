@@ -94,6 +94,8 @@ class Hear2ActArgs:
     fit_credit: float = field(default=0.0, metadata={
         "help": "episode reward: a failed episode closed by CONFIRM earns fit_credit x the confirmed option's need "
                 "fit (info outcome final_fit), so all-fail groups still have spread (0: off)"})
+    invalid_cost: float = field(default=0.0, metadata={
+        "help": "episode reward: charged once to an episode in which some answer is not a valid action (0: off)"})
     process_weights: str = field(default=DEFAULT_PROCESS_WEIGHTS, metadata={
         "help": "episode reward: term=weight of CESAR's per-turn process terms, averaged over the episode's turns"})
     reasoning: bool = field(default=True, metadata={"help": "episode mode: ask for <think>/<answer> (evaluate with "
@@ -107,7 +109,9 @@ class Hear2ActArgs:
                                                                    "uniform (unbiased, 1/T per turn), last (the "
                                                                    "episode's last turn), closing (the CONFIRM "
                                                                    "that closed it; nothing for an episode that "
-                                                                   "hit the turn limit) or branch (K continuations "
+                                                                   "hit the turn limit), decisive (closing, but "
+                                                                   "an episode's first invalid answer if it has "
+                                                                   "one) or branch (K continuations "
                                                                    "of one replayed decision state per group; "
                                                                    "hear2act.training.branching)"})
     branch_prefixes: int = field(default=1, metadata={
