@@ -213,7 +213,8 @@ def main(argv: list[str] | None = None) -> dict:
                  "--turn_cost", str(args.turn_cost), "--turn_sampling", args.turn_sampling,
                  "--scale_rewards", args.scale_rewards, "--failure_cost", args.failure_cost,
                  "--branch_prefixes", str(args.branch_prefixes), "--beta", str(args.beta),
-                 "--fit_credit", str(args.fit_credit), "--invalid_cost", str(args.invalid_cost), "--temperature", str(args.rollout_temperature)]
+                 "--fit_credit", str(args.fit_credit), "--invalid_cost", str(args.invalid_cost),
+                 "--temperature", str(args.rollout_temperature)]
     if args.process_weights:
         grpo_argv += ["--process_weights", args.process_weights]
     summary_grpo = grpo.main(grpo_argv)
