@@ -33,12 +33,14 @@ under an unresolved tag, the right move there -- is not what failed it.
 ``last`` pushes that turn down in every group that has a success, while a
 success's own RECOMMENDs never get credit: a bias toward confirming under an
 unresolved tag that the measured runs show (docs/training.md).
-``turn_sampling="decisive"`` is ``closing`` except that an episode with an invalid answer trains its
-**first invalid answer** instead: an answer the parser cannot read is never right, the env replies
+``turn_sampling="decisive"`` is ``closing`` except that a *failed* episode with an invalid answer trains
+its **first invalid answer** instead: an answer the parser cannot read is never right, the env replies
 "Sorry, what are you suggesting?", and the episode then mostly closes on what was recommended before.
 Under ``closing`` those answers are never trained, and the KL penalty only holds the trained tokens:
 in every failed run of docs/training.md the held-out invalid-answer rate rose from 2-3 % to 36-73 %,
-and the groups' closings then all failed alike (:func:`decisive_turn`).
+and the groups' closings then all failed alike (:func:`decisive_turn`). A success keeps its closing turn:
+an early invalid answer did not decide it, and training it with the success's advantage would
+reinforce the unreadable answer.
 ``turn_sampling="branch"`` (:mod:`hear2act.training.branching`) makes each
 group K continuations of **one** on-policy decision state instead of K
 episodes of one start: the K samples share the trained turn's prompt, and
@@ -188,20 +190,23 @@ def _trained_turn(turn: Any) -> str:
     return f"{parse_action(split_reasoning(turn.raw)[1]).kind}|{tag}"
 
 
-def decisive_turn(turns: Sequence[Any], closed: bool) -> int | None:
-    """``turn_sampling="decisive"``: the index of the episode's first invalid answer, else of its closing turn if
-    it closed, else ``None`` (nothing to train).
+def decisive_turn(turns: Sequence[Any], closed: bool, success: bool = False) -> int | None:
+    """``turn_sampling="decisive"``: the index of a failed episode's first invalid answer, else of its closing
+    turn if it closed, else ``None`` (nothing to train).
 
     >>> from hear2act.training.episodes import TurnRecord
     >>> ok, bad = TurnRecord("", "", "", "[ACTION: RECOMMEND] [OPTION: 2] B?"), TurnRecord("", "", "", "B?")
     >>> decisive_turn([ok, bad, ok], closed=True), decisive_turn([ok, ok], closed=True), decisive_turn([ok], False)
     (1, 1, None)
+    >>> decisive_turn([ok, bad, ok], closed=True, success=True), decisive_turn([ok, bad], closed=False)
+    (2, 1)
     """
     from hear2act_env.dialogue.actions import INVALID, parse_action
 
-    for i, turn in enumerate(turns):
-        if parse_action(split_reasoning(turn.raw)[1]).kind == INVALID:
-            return i
+    if not success:
+        for i, turn in enumerate(turns):
+            if parse_action(split_reasoning(turn.raw)[1]).kind == INVALID:
+                return i
     return len(turns) - 1 if closed else None
 
 
@@ -297,7 +302,7 @@ def make_rollout_func(*, access: str, reward: EpisodeReward, realization: str = 
             elif turn_sampling in ("last", "closing"):
                 tau = len(turns) - 1
             elif turn_sampling == "decisive":
-                picked = decisive_turn(turns, closed)
+                picked = decisive_turn(turns, closed, bool(row["success"]))
                 trains, tau = picked is not None, len(turns) - 1 if picked is None else picked
             else:
                 tau = int(np.random.default_rng([seed, step, i, row["seed"]]).integers(len(turns)))
