@@ -16,12 +16,14 @@ Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
    0.56, 0.27 / 0.30), and the repeated rows make the student CONFIRM too often;
 3. ``python -m hear2act.training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
    (success - 0.01/turn + process terms; a failed episode is charged the whole horizon, ``--failure-cost
-   horizon``), held-out evaluation every ``--eval-every`` steps. Each sample trains the decision that closed
-   its episode (``--turn-sampling closing``; an episode that hit the turn limit trains nothing, and the
-   group's baseline is its closed episodes' mean), so a CONFIRM under a resolved tag is pushed up and one under
-   an unresolved tag down; a KL penalty to the SFT model (``--beta 0.1``) keeps the policy from drifting to
-   never confirming -- without it (``--beta 0``) the CONFIRM rate fell under both tags after about 12 steps and
-   the policy stalled at the turn limit, where closing-turn training has nothing left to train (docs/training.md).
+   horizon``), held-out evaluation every ``--eval-every`` steps. Each sample trains the decision that decided
+   its episode (``--turn-sampling decisive``): the CONFIRM that closed it, or, in a failed episode with an
+   answer the parser cannot read, that answer, charged ``--invalid-cost 0.05``. An episode that hit the turn
+   limit with no such answer trains nothing, and the group's baseline is its trained episodes' mean. So a
+   CONFIRM under a resolved tag is pushed up, one under an unresolved tag down, and unreadable answers down.
+   A KL penalty to the SFT model (``--beta 0.1``) keeps the policy from drifting to never confirming --
+   without it (``--beta 0``) the CONFIRM rate fell under both tags after about 12 steps and the policy
+   stalled at the turn limit, where closing-turn training has nothing left to train (docs/training.md).
    With the env's own return (failures charged the turns they used) a tag-blind policy gains reward by closing
    early as its success falls (``benchmarks/grpo_reward_landscape.py``), hence the horizon charge. Each step
    prints the rollouts' ``P(confirm | resolved)``, ``P(confirm | unresolved)`` and the advantage of the trained
@@ -31,6 +33,12 @@ Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
    :func:`hear2act.training.splits.eval_ids`, episode seeds 10000 + i), decoded with ``--eval-temperature`` (default 1:
    sampled, seeded by episode and turn -- what ``hear2act rollout --agent hf:OUT/grpo --access T+S
    --temperature 1`` runs on the same ids), and write the curve to ``docs/figures/grpo_learning_curve.png``.
+
+Seeds: the defaults meet the +15-point target on seed 0 and derail on seeds 1 and 2, where the untrained
+recommending turns drift into unreadable answers. ``--turn-sampling decisive --invalid-cost C`` trains a failed
+episode's first unreadable answer and charges it, which holds that drift on every seed. ``--fit-credit``,
+``--sft-contrast`` and ``--rollout-temperature`` are the other remedies measured. Every run is in
+docs/training.md, section "Why seeds 1 and 2 fail".
 
 The measured figures are in docs/training.md. Timing and the load average are printed, never asserted.
 """
@@ -77,7 +85,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
                    "horizon (all 20: closing early on a failure saves nothing) or turns (the env's own return)")
     p.add_argument("--fit-credit", type=float, default=0.0, help="episode reward: a failed episode closed by CONFIRM "
                    "earns this x the confirmed option's need fit (0: off; see training/episodes.py)")
-    p.add_argument("--invalid-cost", type=float, default=0.0, help="episode reward: charged once to an episode with "
+    p.add_argument("--invalid-cost", type=float, default=0.05, help="episode reward: charged once to an episode with "
                    "an answer that is not a valid action (0: off)")
     p.add_argument("--rollout-temperature", type=float, default=1.0, help="GRPOConfig.temperature: sampling "
                    "temperature of the training episodes (and of the logprobs GRPO computes)")
@@ -86,7 +94,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
                    "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
     p.add_argument("--process-weights", default="", help="GRPO process-term weights (term=w,...; default: "
                    "hear2act.training.grpo's)")
-    p.add_argument("--turn-sampling", default="closing", help="uniform, last or closing "
+    p.add_argument("--turn-sampling", default="decisive", help="uniform, last, closing, decisive or branch "
                    "(hear2act.training.episode_rollout)")
     p.add_argument("--branch-prefixes", type=int, default=1, help="--turn-sampling branch: prefix episodes per group "
                    "(one is branched from: one with a resolved decision, and then a resolved turn of it, half the "
