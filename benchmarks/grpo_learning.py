@@ -73,7 +73,7 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sft-resolved-share", type=float, default=0.5, help="SFT rows under a resolved tag repeated to "
                    "this share (hear2act.training.sft.balance_tags; 0: as played)")
     p.add_argument("--sft-contrast", action="store_true", help="SFT: also repeat the unresolved decisions after "
-                   "words of assent to as many as the resolved ones (training.sft --contrast_assent)")
+                   "words of assent to as many as the resolved ones (hear2act.training.sft --contrast_assent)")
     p.add_argument("--grpo-steps", type=int, default=48)
     p.add_argument("--grpo-scenarios", type=int, default=120)
     p.add_argument("--grpo-lr", type=float, default=1e-3)
