@@ -201,13 +201,10 @@ def decisive_turn(turns: Sequence[Any], closed: bool, success: bool = False) -> 
     >>> decisive_turn([ok, bad, ok], closed=True, success=True), decisive_turn([ok, bad], closed=False)
     (2, 1)
     """
-    from hear2act_env.dialogue.actions import INVALID, parse_action
+    from .episodes import invalid_turns
 
-    if not success:
-        for i, turn in enumerate(turns):
-            if parse_action(split_reasoning(turn.raw)[1]).kind == INVALID:
-                return i
-    return len(turns) - 1 if closed else None
+    bad = [] if success else invalid_turns(turns)
+    return bad[0] if bad else len(turns) - 1 if closed else None
 
 
 def closing_baseline(rewards: Sequence[float], closed: Sequence[bool], k: int) -> list[float]:

@@ -34,7 +34,7 @@ stalling and confirming at once tie at the bottom.
 
 Why a wrong closing may earn a little (``fit_credit``, off by default): charged the horizon, every
 failure scores alike, so a GRPO group whose episodes all fail has no spread and trains nothing, and a
-small policy that has drifted to confirming at once stays there (docs/training.md, seeds 1 and 2).
+small policy whose episodes all fail alike stays where it is (docs/training.md, seeds 1 and 2).
 ``fit_credit * final_fit`` (``info["outcome"]["final_fit"]``: the confirmed option's need fit, L1-L3
 weighted 3:2:1, 0 if it violates the request) orders the failures by how wrong the closing was --
 confirming a rejected option is worse than confirming a reluctantly accepted one -- which is what the
@@ -397,7 +397,7 @@ def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], co
     outcome_part = config.success_weight * success - config.turn_cost * config.charged_turns(n_turns, bool(success))
     if not success and outcome.get("confirmed", False):
         outcome_part += config.fit_credit * float(outcome.get("final_fit", 0.0))
-    invalid = sum(1 for t in turns if parse_action(_answer(t.raw)).kind == INVALID)
+    invalid = len(invalid_turns(turns))
     outcome_part -= config.invalid_cost * (invalid > 0)
     means = {t: 0.0 for t in PROCESS_TERMS}
     if turns:
@@ -407,6 +407,16 @@ def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], co
     return {"reward": outcome_part + process, "outcome": outcome_part, "success": success, "turns": n_turns,
             "premature_closure": float(bool(outcome.get("premature_closure", False))), "invalid": invalid,
             "decisions": tag_decisions(turns), **{f"process/{t}": means[t] for t in PROCESS_TERMS}}
+
+
+def invalid_turns(turns: Sequence[TurnRecord]) -> list[int]:
+    """Indices of the turns whose answer is not a valid action (what ``score_episode`` counts as ``invalid``,
+    what ``invalid_cost`` charges, what ``turn_sampling="decisive"`` trains).
+
+    >>> invalid_turns([TurnRecord("", "", "", "[ACTION: CONFIRM] ok"), TurnRecord("", "", "", "B?")])
+    [1]
+    """
+    return [i for i, t in enumerate(turns) if parse_action(_answer(t.raw)).kind == INVALID]
 
 
 def _answer(raw: str) -> str:
@@ -474,6 +484,7 @@ __all__ = [
     "StallingAgent",
     "TurnRecord",
     "explain",
+    "invalid_turns",
     "make_reference",
     "parse_term_weights",
     "play",
