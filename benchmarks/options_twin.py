@@ -2,6 +2,7 @@
 
     nice -n 19 python benchmarks/options_twin.py A A2 B C D A-u B-u D-u
     for k in 1 2; do nice -n 19 python benchmarks/options_twin.py --reseed $k A B C D; done
+    nice -n 19 python benchmarks/options_twin.py --twin-deal A B B-u D-u   # the generator's twin deal on top
 
 Why: the gold and the safe option both meet every need, and 74% of need columns accept one value, so
 the two show the same value in every need column -- the one candidate pair no need column forces apart;
@@ -174,7 +175,7 @@ def classifier(bank) -> dict:
             "auc_numeric_only": an, "top1_numeric_only": tn, "auc_cat_only": ac, "top1_cat_only": tc}
 
 
-def run(mode: str) -> dict:
+def run(mode: str, twin_deal: bool = False) -> dict:
     t = time.time()
     domains, load_errs = domains_for(mode)
     res = {"variant": mode, "loader_errors": len(load_errs), "loader_examples": load_errs[:5],
@@ -182,7 +183,8 @@ def run(mode: str) -> dict:
     cc = content_bank_problems(domains)
     res.update(content_check=len(cc), content_check_examples=cc[:5])
     with uniform_picks(mode.endswith("-u")):
-        bank = build_bank(domains)
+        bank = build_bank(domains, twin_deal=twin_deal)
+    res["twin_deal"] = twin_deal
     res["build_s"] = round(time.time() - t, 1)
     per = [str(e) for s in bank for e in problems(s)]
     bp = [str(e) for e in bank_problems(bank)]
@@ -203,16 +205,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("variants", nargs="+", choices=["A", "A2", "B", "C", "D", "A-u", "B-u", "D-u"])
     p.add_argument("--reseed", type=int, default=0, help="k > 0: re-seed every scenario (bank version v1 -> v1sk), "
                    "another realisation of the same content, for the seed-to-seed spread; 0: the shipped seeds")
+    p.add_argument("--twin-deal", action="store_true", help="build with generator.build_bank(twin_deal=True): the "
+                   "categorical deal also matches the gold's twin statistics to a random candidate's")
     p.add_argument("--out", default="", help="write every figure (problem examples included) to this JSON file")
     args = p.parse_args(argv)
     if args.reseed:
         gen.BANK_VERSION = f"v1s{args.reseed}"
     results = []
     for mode in args.variants:
-        r = run(mode)
+        r = run(mode, args.twin_deal)
         r["seed"] = args.reseed
         results.append(r)
-        print(f"{mode:4s} accept1 {r['structure']['accept1_share']:.2f} | problems {r['scenario_problems']}/"
+        name = mode + ("+twin-deal" if args.twin_deal else "")
+        print(f"{name:4s} accept1 {r['structure']['accept1_share']:.2f} | problems {r['scenario_problems']}/"
               f"{r['bank_problems']} | g/s identical need/all {r['gold_safe_identical_need_cols']:.2f}/"
               f"{r['gold_safe_identical_all_cat']:.2f} | twin rule {r['twin_rule_top1']:.3f} "
               f"(null {r['twin_rule_null']:.3f}) | clf +twin {r['auc_twin']:.3f}/{r['top1_twin']:.3f} "

@@ -74,8 +74,9 @@ def _number(v: float) -> float | int:
 class _Builder:
     """Builds one scenario; a class only to keep the shared state readable."""
 
-    def __init__(self, domain: DomainContent, index: int) -> None:
+    def __init__(self, domain: DomainContent, index: int, twin_deal: bool = False) -> None:
         self.domain = domain
+        self.twin_deal = twin_deal
         self.p: PersonaContent = domain.personas[index]
         self.id = f"{domain.slug}-{index + 1:02d}"
         self.rng = scenario_rng(self.id)
@@ -107,11 +108,11 @@ class _Builder:
                 violating[k] = out[: max(3, len(out) // 4)]
         return grid[meets], violating
 
-    def quality(self, values: dict[str, str | float | int], kinds: dict[str, str]) -> float:
+    def quality(self, values: dict[str, str | float | int], kinds: dict[str, str], noise: float) -> float:
         """How much an option offers (the premium model): met needs weigh by level, and a
         distractor value by its place in the vocabulary (content lists values from the
-        premium end), plus seeded noise so price is not a formula. A requested categorical
-        value is left out: the request, not the price, decides it."""
+        premium end), plus the row's seeded ``noise`` so price is not a formula. A requested
+        categorical value is left out: the request, not the price, decides it."""
         score = 0.0
         for n in self.p.needs:
             score += NEED_PREMIUM[n.level - 1] * (values[n.attribute] in n.accept)
@@ -119,7 +120,7 @@ class _Builder:
             if kind == "distractor":
                 vocab = self.domain.attribute(name).values
                 score += VALUE_PREMIUM * (len(vocab) - 1 - vocab.index(str(values[name]))) / (len(vocab) - 1)
-        return score + float(self.noise.normal(0.0, PREMIUM_NOISE))
+        return score + noise
 
     def premium_vectors(self) -> list[dict[str, float | int]]:
         """Nine request-meeting visible vectors, least premium first (the premium model).
@@ -155,8 +156,8 @@ class _Builder:
                 rows[j][name] = _number(self.rng.choice(pool if pool is not None else meeting))
         return rows
 
-    def deal(self, vectors: list[dict[str, float | int]], quality: list[float]) -> list[dict[str, float | int]]:
-        """Give the nine vectors to rows 0..8 (0 opening, 1 gold, 2 safe, 3..8 the others).
+    def places(self, vectors: list[dict[str, float | int]]) -> tuple[int, int, int, list[int]]:
+        """Which of the nine vectors the opening, gold and safe rows take, and the rest.
 
         The opening takes the vector that leads on the priority attribute. The gold takes
         one of the other eight at random, so that its visible numbers are those of an
@@ -165,8 +166,8 @@ class _Builder:
         the best value of all (summed ranks): an option that meets every need is never
         also the cheapest-and-best-rated deal ("too good to be true"), and a reader of the
         numbers alone who walks the value order meets an all-but-one-need decoy first.
-        The safe option takes a random vector behind the gold; the six other rows take the
-        rest in premium order: the more an option offers, the more premium its vector.
+        The safe option takes a random vector behind the gold; the rest (least premium
+        first) go to the six other rows by :meth:`deal`.
         """
         rng, prio = self.rng, self.p.priority
         sign = 1.0 if self.visible[prio].better == "lower" else -1.0
@@ -175,10 +176,17 @@ class _Builder:
         best = by_prio[1:][min(range(8), key=lambda k: (value[k], k))]
         gold_place = int(rng.choice([k for k in range(1, 8) if by_prio[k] != best]))
         safe_place = int(rng.integers(gold_place + 1, 9))
-        taken = {by_prio[0], by_prio[gold_place], by_prio[safe_place]}
-        rest = [i for i in range(9) if i not in taken]  # premium order (vectors are least premium first)
+        taken = (by_prio[0], by_prio[gold_place], by_prio[safe_place])
+        return (*taken, [i for i in range(9) if i not in taken])
+
+    def deal(self, vectors: list[dict[str, float | int]], places: tuple[int, int, int, list[int]],
+             quality: list[float]) -> list[dict[str, float | int]]:
+        """Give the nine vectors to rows 0..8 (0 opening, 1 gold, 2 safe, 3..8 the others):
+        the roles' by :meth:`places`, and the six other rows the rest in premium order: the
+        more an option offers (``quality``), the more premium its vector."""
+        opening, gold, safe, rest = places
         rows: list[dict[str, float | int]] = [{}] * 9
-        rows[0], rows[1], rows[2] = vectors[by_prio[0]], vectors[by_prio[gold_place]], vectors[by_prio[safe_place]]
+        rows[0], rows[1], rows[2] = vectors[opening], vectors[gold], vectors[safe]
         for row, i in zip(sorted(range(3, 9), key=lambda r: quality[r]), rest, strict=True):
             rows[row] = vectors[i]
         return rows
@@ -264,20 +272,32 @@ class _Builder:
                     rng.choice(attr.values)
                 elif pattern[need.level - 1] == "1":
                     rng.choice([v for v in attr.values if v in need.accept])
+        # The numbers come first: the premium vectors and the roles' places (``rng``), and
+        # one premium noise per row (its own stream), so that each draw of the categorical
+        # values below is scored with the numbers it would get.
+        noise = [float(self.noise.normal(0.0, PREMIUM_NOISE)) for _ in range(9)]
+        vectors = self.premium_vectors()
+        places = self.places(vectors)
+
+        def numbers(rows: list[dict[str, str | float | int]]) -> list[dict[str, float | int]]:
+            return self.deal(vectors, places, [self.quality(rows[r], kinds, noise[r]) for r in range(9)])
+
+        sign = 1.0 if self.visible[p.priority].better == "lower" else -1.0
         # The values left free by the design (which accepted or missing value a row shows,
         # the violators' needs, the distractor and requested columns) are drawn 64 times from
         # their own stream, and the draw kept is the one in which the gold's place on every
-        # categorical statistic (value frequency, modal value, likeness to the opening) is one
-        # drawn at random: counting values finds an arbitrary candidate, not the gold.
+        # categorical statistic (value frequency, modal value, likeness to the opening, and
+        # its nearest candidates and whether it leads them on the priority: the gold/safe
+        # twin) is one drawn at random: counting values finds an arbitrary candidate, not the gold.
         blind = scenario_rng(f"{self.id}/categorical")
         categorical = deal_blind(
             lambda g: self._categorical(g, patterns[:9], shown, ladder, required, breaks),
             blind, [a.name for a in shown], candidates=list(range(1, 9)), opening=0, gold=1,
             desirable=self.desirable,
+            priority_keys=(lambda rows: [sign * float(v[p.priority]) for v in numbers(rows)])
+            if self.twin_deal else None,
         )
-        quality = [self.quality(v, kinds) for v in categorical[:9]]
-
-        visible_rows = [*self.deal(self.premium_vectors(), quality), *self.violator_values()]
+        visible_rows = [*numbers(categorical), *self.violator_values()]
 
         names = [str(x) for x in rng.choice(self.domain.names, size=11, replace=False)]
         raw = [(names[row], {**categorical[row], **visible_rows[row]}) for row in range(11)]
@@ -319,14 +339,20 @@ def _describe(name: str, values: dict[str, str | float | int], attrs: Iterable[A
     return f"{name}: {', '.join(features + facts)}"
 
 
-def build_scenario(domain: DomainContent, index: int) -> Scenario:
-    return _Builder(domain, index).build()
+def build_scenario(domain: DomainContent, index: int, twin_deal: bool = False) -> Scenario:
+    return _Builder(domain, index, twin_deal).build()
 
 
-def build_bank(domains: Iterable[DomainContent] | None = None) -> list[Scenario]:
-    """Every scenario, domains in Table 6 order, personas in file order."""
+def build_bank(domains: Iterable[DomainContent] | None = None, twin_deal: bool = False) -> list[Scenario]:
+    """Every scenario, domains in Table 6 order, personas in file order.
+
+    ``twin_deal``: the categorical deal also matches the gold's twin statistics
+    (:func:`~hear2act_env.scenarios.profile.twin_features`) to a random candidate's. Off in
+    the bundled bank v1, which it would change; measured by ``benchmarks/options_twin.py
+    --twin-deal`` and kept for the next bank version (docs/protocol-choices.md).
+    """
     domains = load_all_domains() if domains is None else list(domains)
-    return [build_scenario(d, i) for d in domains for i in range(len(d.personas))]
+    return [build_scenario(d, i, twin_deal) for d in domains for i in range(len(d.personas))]
 
 
 def bank_text(scenarios: Iterable[Scenario]) -> str:

@@ -25,6 +25,9 @@ NAMES = ("freq_all", "freq_cand", "freq_rest", "agree_mode", "agree_open", "min_
          "desirable", "chars")
 # Weight of each statistic in the deal's distance (the desirability count leaks most).
 WEIGHTS = np.array([1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, 12.0, 1.0])
+# The twin statistics of :func:`twin_features`, and their weights in the deal's distance.
+TWIN_NAMES = ("near", "count", "leads", "near_leads", "twin_leads")
+TWIN_WEIGHTS = np.full(len(TWIN_NAMES), 4.0)
 # Seeded draws of the free values the generator chooses among, per scenario.
 DRAWS = 64
 
@@ -90,9 +93,38 @@ def gold_places(rows: Sequence[Row], columns: Sequence[str], candidates: Sequenc
     return _ranks(f)[g]
 
 
+def twin_features(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[int],
+                  keys: Sequence[float]) -> np.ndarray:
+    """Per candidate (in ``candidates`` order), the twin statistics in :data:`TWIN_NAMES` order.
+
+    ``near``: the largest share of ``columns`` it shows alike with one other candidate;
+    ``count``: how many candidates are that near; ``leads``: 1 if it is ahead (lower
+    ``keys[row]``, the priority attribute's better direction) of every one of them; then
+    ``near * leads`` and ``(near == 1) * leads``. The gold and the safe option both meet
+    every need, so where a need accepts one value they show it both: left alone, they are
+    the one candidate pair alike on every need column, the gold ahead (issue 17's twin).
+
+    >>> rows = [{"a": "x", "b": "y"}, {"a": "x", "b": "y"}, {"a": "z", "b": "y"}]
+    >>> twin_features(rows, ["a", "b"], [0, 1, 2], keys=[1.0, 2.0, 0.0])[:, :3].tolist()
+    [[1.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.5, 2.0, 1.0]]
+    """
+    cand = list(candidates)
+    if not columns:
+        return np.zeros((len(cand), len(TWIN_NAMES)))
+    table = np.array([[str(rows[i][c]) for c in columns] for i in cand])
+    same = (table[:, None, :] == table[None, :, :]).mean(axis=2)
+    np.fill_diagonal(same, -1.0)
+    near = same.max(axis=1)
+    nearest = same == near[:, None]
+    key = np.array([float(keys[i]) for i in cand])
+    leads = np.array([float(np.all(key[i] < key[nearest[i]])) for i in range(len(cand))])
+    return np.column_stack([near, nearest.sum(axis=1), leads, near * leads, (near == 1.0) * leads])
+
+
 def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.Generator,
                columns: Sequence[str], candidates: Sequence[int], opening: int, gold: int,
-               draws: int = DRAWS, desirable: Mapping[str, Collection[str]] | None = None) -> list[Row]:
+               draws: int = DRAWS, desirable: Mapping[str, Collection[str]] | None = None,
+               priority_keys: Callable[[list[Row]], Sequence[float]] | None = None) -> list[Row]:
     """Of ``draws`` seeded draws of the rows, the one whose gold looks most like a random candidate.
 
     A first draw names the model: one of its candidates other than the gold, at random,
@@ -100,22 +132,30 @@ def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.
     together: a real candidate's statistics move together). The draw kept is the one whose
     gold has the places nearest the model's: the gold's categorical profile is then an
     arbitrary candidate's, neither the centroid nor an outlier.
+
+    ``priority_keys(rows)``, when given, returns every row's key on the priority attribute
+    (lower is better) as the rows' numbers would then be dealt; the :func:`twin_features`
+    join the statistics matched (weights :data:`TWIN_WEIGHTS`), so that the gold's nearest
+    candidates, and whether it leads them, are also an arbitrary candidate's.
     """
     cand = list(candidates)
     g = cand.index(gold)
+    weights = WEIGHTS if priority_keys is None else np.concatenate([WEIGHTS, TWIN_WEIGHTS])
 
     def places(rows: list[Row]) -> np.ndarray:
         f = features(rows, columns, cand, opening, desirable)[cand]
+        if priority_keys is not None:
+            f = np.column_stack([f, twin_features(rows, columns, cand, priority_keys(rows))])
         return _ranks(f)
 
     first = draw(rng)
     ref = places(first)
     others = [k for k, i in enumerate(cand) if i != gold]
     model = ref[others[int(rng.integers(len(others)))]]
-    best, best_cost = first, float((WEIGHTS * np.abs(ref[g] - model)).sum())
+    best, best_cost = first, float((weights * np.abs(ref[g] - model)).sum())
     for _ in range(draws - 1):
         rows = draw(rng)
-        cost = float((WEIGHTS * np.abs(places(rows)[g] - model)).sum())
+        cost = float((weights * np.abs(places(rows)[g] - model)).sum())
         if cost < best_cost:
             best, best_cost = rows, cost
     return best
