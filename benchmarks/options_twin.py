@@ -2,7 +2,7 @@
 
     nice -n 19 python benchmarks/options_twin.py A A2 B C D A-u B-u D-u
     for k in 1 2; do nice -n 19 python benchmarks/options_twin.py --reseed $k A B C D; done
-    nice -n 19 python benchmarks/options_twin.py --twin-deal A B B-u D-u   # the generator's twin deal on top
+    nice -n 19 python benchmarks/options_twin.py --no-twin-deal A B-u   # control: the deal without the twin statistics
 
 Why: the gold and the safe option both meet every need, and 74% of need columns accept one value, so
 the two show the same value in every need column -- the one candidate pair no need column forces apart;
@@ -175,7 +175,7 @@ def classifier(bank) -> dict:
             "auc_numeric_only": an, "top1_numeric_only": tn, "auc_cat_only": ac, "top1_cat_only": tc}
 
 
-def run(mode: str, twin_deal: bool = False) -> dict:
+def run(mode: str, twin_deal: bool = True) -> dict:
     t = time.time()
     domains, load_errs = domains_for(mode)
     res = {"variant": mode, "loader_errors": len(load_errs), "loader_examples": load_errs[:5],
@@ -205,8 +205,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("variants", nargs="+", choices=["A", "A2", "B", "C", "D", "A-u", "B-u", "D-u"])
     p.add_argument("--reseed", type=int, default=0, help="k > 0: re-seed every scenario (bank version v1 -> v1sk), "
                    "another realisation of the same content, for the seed-to-seed spread; 0: the shipped seeds")
-    p.add_argument("--twin-deal", action="store_true", help="build with generator.build_bank(twin_deal=True): the "
-                   "categorical deal also matches the gold's twin statistics to a random candidate's")
+    p.add_argument("--no-twin-deal", dest="twin_deal", action="store_false", help="control: build with "
+                   "generator.build_bank(twin_deal=False), the categorical deal leaving out the gold's twin statistics")
     p.add_argument("--out", default="", help="write every figure (problem examples included) to this JSON file")
     args = p.parse_args(argv)
     if args.reseed:
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         r = run(mode, args.twin_deal)
         r["seed"] = args.reseed
         results.append(r)
-        name = mode + ("+twin-deal" if args.twin_deal else "")
+        name = mode + ("" if args.twin_deal else "-no-twin-deal")
         print(f"{name:4s} accept1 {r['structure']['accept1_share']:.2f} | problems {r['scenario_problems']}/"
               f"{r['bank_problems']} | g/s identical need/all {r['gold_safe_identical_need_cols']:.2f}/"
               f"{r['gold_safe_identical_all_cat']:.2f} | twin rule {r['twin_rule_top1']:.3f} "

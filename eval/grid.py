@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-REALIZATIONS = {"prosody": "Hear2Act-Prosody-v2", "explicit": "Hear2Act-Explicit-v2"}
+REALIZATIONS = {"prosody": "Hear2Act-Prosody-v3", "explicit": "Hear2Act-Explicit-v3"}
 KINDS = ("text", "spoken", "label-fidelity", "other")
 BLOCK_FIELDS = frozenset(
     {"name", "kind", "agents", "realizations", "conditions", "interventions", "renderers", "repeats", "scenarios"}

@@ -1,10 +1,10 @@
 """hear2act_env: the Hear2Act benchmark as a Gymnasium environment.
 
-``import hear2act_env`` registers ``Hear2Act-Prosody-v2`` and
-``Hear2Act-Explicit-v2`` (``-v0`` and ``-v1``, whose results differ, are gone:
-Gymnasium raises ``DeprecatedEnv`` naming ``-v2``), and their discrete versions for
-SB3-style agents, ``Hear2Act-Prosody-Macro-v2``, ``Hear2Act-Prosody-Full-v2``,
-``Hear2Act-Explicit-Macro-v2``, ``Hear2Act-Explicit-Full-v2``
+``import hear2act_env`` registers ``Hear2Act-Prosody-v3`` and
+``Hear2Act-Explicit-v3`` (``-v0``, ``-v1`` and ``-v2``, whose results differ, are gone:
+Gymnasium raises ``DeprecatedEnv`` naming ``-v3``), and their discrete versions for
+SB3-style agents, ``Hear2Act-Prosody-Macro-v3``, ``Hear2Act-Prosody-Full-v3``,
+``Hear2Act-Explicit-Macro-v3``, ``Hear2Act-Explicit-Full-v3``
 (:mod:`hear2act.training.wrappers`; ``spec.max_episode_steps`` = 19); the
 scenario bank is :func:`load_scenarios`.
 """
@@ -17,7 +17,7 @@ from .scenarios import Scenario, ScenarioError, load_scenarios, validate
 
 __version__ = "0.1.0"
 
-ENV_IDS = {"Hear2Act-Prosody-v2": "prosody", "Hear2Act-Explicit-v2": "explicit"}
+ENV_IDS = {"Hear2Act-Prosody-v3": "prosody", "Hear2Act-Explicit-v3": "explicit"}
 
 for _env_id, _realization in ENV_IDS.items():
     if _env_id not in registry:
@@ -31,10 +31,10 @@ for _env_id, _realization in ENV_IDS.items():
         )
 
 # The discrete wrappers (hear2act.training.wrappers: Discrete actions, Box observations) for SB3-style agents:
-# ``gym.make("Hear2Act-Prosody-Macro-v2", access="T+S")``. An episode is at most MAX_TURNS - 1 steps (the
+# ``gym.make("Hear2Act-Prosody-Macro-v3", access="T+S")``. An episode is at most MAX_TURNS - 1 steps (the
 # opening is the first assistant turn), so the TimeLimit never cuts one short; pass ``max_episode_steps`` with a
 # larger ``max_turns``.
-DISCRETE_ENV_IDS = {f"{_env_id[:-3]}-{_set.capitalize()}-v2": (_env_id, _set)
+DISCRETE_ENV_IDS = {f"{_env_id[:-3]}-{_set.capitalize()}-v3": (_env_id, _set)
                     for _env_id in ENV_IDS for _set in ("macro", "full")}
 MAX_EPISODE_STEPS = 19
 

@@ -68,8 +68,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     all three needs (the *gold*).
 
     Two matched realizations of the same user: under **Explicit lexical**
-    responses (``Hear2Act-Explicit-v2``) an unmet L2/L3 need is stated in
-    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v2``)
+    responses (``Hear2Act-Explicit-v3``) an unmet L2/L3 need is stated in
+    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v3``)
     it is absent from the words: the user says the same assent ("That could
     work...") whether the option is right or not, and only the delivery
     (hesitant, concerned, ...) tells. The full rules are in PROTOCOL.md.
@@ -148,7 +148,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     reads them.
 
     ## Arguments
-    ``gymnasium.make("Hear2Act-Prosody-v2", access="T",
+    ``gymnasium.make("Hear2Act-Prosody-v3", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
     turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
     audio_cache=None, perceiver=None, affect=None, matcher="learned")``
@@ -193,6 +193,17 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``i`` on scenario ``ids[i]``.
 
     ## Version History
+    - v3: results changed, so the version moved (``-v0``/``-v1``/``-v2`` raise
+      Gymnasium's ``DeprecatedEnv`` naming ``-v3``). The bank was regenerated: the
+      categorical deal also matches the gold's twin statistics (its nearest
+      candidates on the categorical columns and whether it leads them on the
+      priority) to an arbitrary candidate's, so the gold and the safe option are no
+      longer the one candidate pair alike on every need column (an options-only
+      rule reading that pair found the gold in 0.426 of scenarios, now 0.185; the
+      learned options-only classifier AUC / top-1 0.834 / 0.590 -> 0.737 / 0.348);
+      the six other options' numbers and the categorical values moved with it. The
+      verifiers integration charges a failed episode's ``turn_cost`` over the
+      horizon, as :class:`hear2act.training.episodes.EpisodeReward` does.
     - v2: results changed, so the version moved (``-v0``/``-v1`` raise Gymnasium's
       ``DeprecatedEnv`` naming ``-v2``). The bank's requests no longer give a hidden
       need's premise (155 rewritten, a validator rule), categorical option values are

@@ -16,7 +16,10 @@ classifier below read the bank before this change at AUC 0.830, top-1 0.450, and
 0.712 / 0.279 after ('cat:desirable' place rate 0.319 -> 0.194; an independent bag-of-words
 logistic top-1 0.199 -> 0.079). The gold/safe twin (an independent probe: the one candidate
 pair alike on every need column, the gold ahead on the priority; top-1 0.685 with gradient
-boosting): with :func:`_twin_features` added the classifier below reads the bank at 0.834 / 0.590.
+boosting): with :func:`_twin_features` added the classifier below read the bank at 0.834 / 0.590.
+Env -v3: the deal also matches the gold's twin statistics (generator ``twin_deal``), and the
+classifier reads 0.737 / 0.348 (0.710 / 0.298 without the twin features; the one-rule twin reader
+of :func:`_twin_rule` 0.426 -> 0.185).
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ import hear2act_env  # noqa: F401
 from hear2act.agents import make_agent
 from hear2act.eval.rollout import run_episode
 from hear2act_env.scenarios import Scenario, load_scenarios
+from hear2act_env.scenarios.content import load_all_domains
+from hear2act_env.scenarios.generator import build_bank
+from hear2act_env.scenarios.profile import twin_features
 from hear2act_env.scenarios.shortcuts import (
     MAX_POSITION_RATE,
     attribute_ranks,
@@ -157,9 +163,9 @@ def _success(bank, agent: str, env_id: str, access: str) -> float:
 
 def test_the_never_ask_value_agent_stays_at_the_floor(bank):
     """Recommends by the options-only value ranking, confirms unless the words object."""
-    assert _success(bank, "options-value", "Hear2Act-Prosody-v2", "T") <= 0.20
+    assert _success(bank, "options-value", "Hear2Act-Prosody-v3", "T") <= 0.20
     # Under Explicit responses every unmet need is said in words, so walking on works.
-    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v2", "T") >= 0.9
+    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v3", "T") >= 0.9
 
 
 def test_strict_bound_words_are_strict(bank):
@@ -197,18 +203,34 @@ def _twin_features(s: Scenario) -> np.ndarray:
     """Per candidate: likeness to its nearest other candidate (share of categorical columns with the same value),
     how many candidates are that near, and whether it leads its nearest candidates on the priority attribute --
     the gold/safe twin (both meet every need, so where a need accepts one value they show it both; the safe is
-    worse on the priority). Found by an independent options-only probe (gradient boosting, top-1 0.685)."""
+    worse on the priority). Found by an independent options-only probe (gradient boosting, top-1 0.685).
+    One home: :func:`hear2act_env.scenarios.profile.twin_features`, which the generator's twin deal matches."""
     opts = candidates(s)
     cols = [a.name for a in s.attributes if not a.numeric]
-    table = np.array([[str(o.values[c]) for c in cols] for o in opts])
-    same = (table[:, None, :] == table[None, :, :]).mean(axis=2)
-    np.fill_diagonal(same, -1.0)
-    key = np.array([s._rank_key(o) for o in opts])  # lower is better on the priority
-    near = same.max(axis=1)
-    count = (same == near[:, None]).sum(axis=1)
-    leads = np.array([float(all(key[i] < key[j] for j in np.flatnonzero(same[i] == near[i])))
-                      for i in range(len(opts))])
-    return np.column_stack([near, count / len(opts), leads, near * leads, (near == 1.0) * leads])
+    rows = [dict(o.values) for o in opts]
+    return twin_features(rows, cols, range(len(opts)), [s._rank_key(o) for o in opts])
+
+
+def _twin_rule(bank: list[Scenario]) -> float:
+    """Share of scenarios whose gold has the top ``near * leads`` (ties split): the twin read by one rule."""
+    credit = 0.0
+    for s in bank:
+        score = _twin_features(s)[:, 3]
+        top = np.flatnonzero(score == score.max())
+        gold = [o.number for o in candidates(s)].index(s.gold)
+        credit += (gold in top) / len(top)
+    return credit / len(bank)
+
+
+def test_the_twin_deal_hides_the_gold_safe_twin(bank):
+    """The bundled bank's categorical deal also matches the gold's nearest candidates, and whether it
+    leads them, to an arbitrary candidate's; the control deal (``twin_deal=False``) leaves the twin."""
+    domains = load_all_domains()[:8]
+    shipped = bank[: sum(len(d.personas) for d in domains)]
+    control = build_bank(domains, twin_deal=False)
+    assert [s.id for s in control] == [s.id for s in shipped]
+    before, after = _twin_rule(control), _twin_rule(shipped)
+    assert before > 0.35 and after < before - 0.15, (before, after)
 
 
 def _numeric_and_categorical(bank: list[Scenario]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -223,12 +245,11 @@ def _numeric_and_categorical(bank: list[Scenario]) -> list[tuple[np.ndarray, np.
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "issue 17 §1, open: on the bundled bank this classifier reaches AUC 0.834, top-1 0.590 since it also "
-    "reads the gold/safe twin (_twin_features; 0.712 / 0.279 without it). Both meet every need, and 74% of "
-    "need columns accept one value, so they are the one candidate pair alike on every need column, and the "
-    "protocol makes the safe worse on the priority. Dealing the free values cannot undo it (a decoy-column "
-    "deal on branch leak26 reached 0.625 on the independent probe); it needs needs that accept two or more "
-    "values shown differently by the gold and the safe -- a content change of the 48 domains"))
+    "issue 17 §1, open: on the bundled bank this classifier reaches AUC 0.737, top-1 0.348 with the twin "
+    "features (0.834 / 0.590 before the twin deal of -v3) and 0.710 / 0.298 without them. What is left: the "
+    "numbers with the categories, and the desirable values (688 of 1,440 needs have no value another persona "
+    "of the domain accepts, so a reader counting the better values sees the gold among the options with the "
+    "most) -- a content change of the 48 domains, or more distractor columns with the routing data relabelled"))
 def test_a_learned_classifier_with_categorical_features_is_near_chance(bank):
     """Numeric ranks plus categorical structure (value frequencies, modal-value agreement,
     likeness to the opening), logistic regression, 5-fold CV grouped by scenario."""

@@ -438,7 +438,7 @@ def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", reali
     from hear2act.eval.engine import EpisodeSpec, run_episodes
 
     config = config or EpisodeReward()
-    env_id = {"prosody": "Hear2Act-Prosody-v2", "explicit": "Hear2Act-Explicit-v2"}.get(realization)
+    env_id = {"prosody": "Hear2Act-Prosody-v3", "explicit": "Hear2Act-Explicit-v3"}.get(realization)
     if env_id is None:
         raise ValueError(f"realization must be prosody or explicit, got {realization!r}")
     seeds = list(seeds) if seeds is not None else [seed + i for i in range(len(scenario_ids))]

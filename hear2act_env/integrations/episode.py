@@ -14,13 +14,13 @@ from typing import Any
 
 from hear2act_env.access import names
 
-ENV_IDS = {"prosody": "Hear2Act-Prosody-v2", "explicit": "Hear2Act-Explicit-v2"}
+ENV_IDS = {"prosody": "Hear2Act-Prosody-v3", "explicit": "Hear2Act-Explicit-v3"}
 # the prompt is text (the conditions with audio in the prompt attach audio arrays)
 TEXT_ACCESS = names(lambda a: not a.audio_in_prompt)
 
 
 def env_id(realization: str) -> str:
-    """``"prosody"`` -> ``"Hear2Act-Prosody-v2"``; a clear error naming the choices otherwise."""
+    """``"prosody"`` -> ``"Hear2Act-Prosody-v3"``; a clear error naming the choices otherwise."""
     if realization not in ENV_IDS:
         raise ValueError(f"realization must be one of {tuple(ENV_IDS)}, got {realization!r}")
     return ENV_IDS[realization]

@@ -9,7 +9,9 @@ call), and the rubric is the verifiable outcome:
 
 * reward ``success`` (weight ``success_weight``, default 1): 1.0 when the
   episode ended on the gold option, else 0.0 -- the env's return;
-* optional ``turn_cost`` (``-turn_cost * turns``) and CESAR's process terms
+* optional ``turn_cost`` (``-turn_cost * charged turns``: the episode's turns, or the
+  whole horizon when it failed, as :class:`hear2act.training.episodes.EpisodeReward`
+  charges them) and CESAR's process terms
   ``process/<term>`` (:data:`hear2act.training.episodes.PROCESS_TERMS`, the mean over
   the episode's turns, weighted by ``process={"format": 0.1, ...}``), so the
   trace's total reward is :func:`hear2act.training.episodes.score_episode`'s.
@@ -257,11 +259,14 @@ def _score(traces: list[Any], turns: list[Any], info: dict[str, Any], c: Hear2Ac
     from hear2act.training.episodes import PROCESS_TERMS, score_episode
 
     outcome = info["outcome"]
-    scored = score_episode({"outcome": outcome}, turns, c.episode_reward())
+    reward = c.episode_reward()
+    scored = score_episode({"outcome": outcome}, turns, reward)
+    # A failure is charged the horizon, as score_episode charges it: the traces' total is its reward.
+    charged = reward.charged_turns(scored["turns"], bool(scored["success"]))
     for trace in traces:
         trace.record_reward("success", scored["success"], c.success_weight)
         if c.turn_cost:
-            trace.record_reward("turn_cost", -c.turn_cost * scored["turns"], 1.0)
+            trace.record_reward("turn_cost", -c.turn_cost * charged, 1.0)
         for term in PROCESS_TERMS:
             if c.process.get(term):
                 trace.record_reward(f"process/{term}", scored[f"process/{term}"], c.process[term])

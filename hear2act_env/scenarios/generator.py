@@ -39,6 +39,8 @@ TRAP_MEETS = 0.25  # chance that a request violator meets a given need (the v1 d
 # the opening and the violators then share the all-needs rows' values about as often as
 # any candidate's.
 TRAP_MEETS_BLIND = (0.2, 1.0)
+# How many distractor attributes a scenario shows (fewest, most; as many as the domain has).
+DISTRACTORS = (1, 2)
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 # The premium model: what an option offers raises its numeric visible values (price up,
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
@@ -74,7 +76,7 @@ def _number(v: float) -> float | int:
 class _Builder:
     """Builds one scenario; a class only to keep the shared state readable."""
 
-    def __init__(self, domain: DomainContent, index: int, twin_deal: bool = False) -> None:
+    def __init__(self, domain: DomainContent, index: int, twin_deal: bool = True) -> None:
         self.domain = domain
         self.twin_deal = twin_deal
         self.p: PersonaContent = domain.personas[index]
@@ -251,7 +253,8 @@ class _Builder:
         # Categorical attributes the request names (kind "visible"): never needs, never distractors.
         required = {r.attribute: r for r in p.requirements if r.categorical}
         pool = [a for a in self.domain.attributes if a.name not in ladder and a.name not in required]
-        n_distract = int(rng.integers(1, min(2, len(pool)) + 1))
+        low, high = DISTRACTORS
+        n_distract = int(rng.integers(min(low, len(pool)), min(high, len(pool)) + 1))
         distractors = {pool[i].name for i in rng.choice(len(pool), size=n_distract, replace=False)}
         shown = [a for a in self.domain.attributes if a.name in ladder or a.name in distractors or a.name in required]
         kinds = {a.name: "need" if a.name in ladder else "visible" if a.name in required else "distractor"
@@ -284,7 +287,7 @@ class _Builder:
 
         sign = 1.0 if self.visible[p.priority].better == "lower" else -1.0
         # The values left free by the design (which accepted or missing value a row shows,
-        # the violators' needs, the distractor and requested columns) are drawn 64 times from
+        # the violators' needs, the distractor and requested columns) are drawn 128 times from
         # their own stream, and the draw kept is the one in which the gold's place on every
         # categorical statistic (value frequency, modal value, likeness to the opening, and
         # its nearest candidates and whether it leads them on the priority: the gold/safe
@@ -339,17 +342,18 @@ def _describe(name: str, values: dict[str, str | float | int], attrs: Iterable[A
     return f"{name}: {', '.join(features + facts)}"
 
 
-def build_scenario(domain: DomainContent, index: int, twin_deal: bool = False) -> Scenario:
+def build_scenario(domain: DomainContent, index: int, twin_deal: bool = True) -> Scenario:
     return _Builder(domain, index, twin_deal).build()
 
 
-def build_bank(domains: Iterable[DomainContent] | None = None, twin_deal: bool = False) -> list[Scenario]:
+def build_bank(domains: Iterable[DomainContent] | None = None, twin_deal: bool = True) -> list[Scenario]:
     """Every scenario, domains in Table 6 order, personas in file order.
 
     ``twin_deal``: the categorical deal also matches the gold's twin statistics
-    (:func:`~hear2act_env.scenarios.profile.twin_features`) to a random candidate's. Off in
-    the bundled bank v1, which it would change; measured by ``benchmarks/options_twin.py
-    --twin-deal`` and kept for the next bank version (docs/protocol-choices.md).
+    (:func:`~hear2act_env.scenarios.profile.twin_features`: its nearest candidates and
+    whether it leads them on the priority) to a random candidate's, as the bundled bank
+    does; ``False`` is the control that leaves them out (``benchmarks/options_twin.py
+    --no-twin-deal``, docs/protocol-choices.md).
     """
     domains = load_all_domains() if domains is None else list(domains)
     return [build_scenario(d, i, twin_deal) for d in domains for i in range(len(d.personas))]
