@@ -37,7 +37,8 @@ Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
 Seeds: with ``--turn-sampling closing`` (the earlier default) the recipe met the +15-point target on seed 0 and
 derailed on seeds 1 and 2, where the untrained recommending turns drift into unreadable answers. The default
 ``--turn-sampling decisive --invalid-cost 0.05`` trains a failed episode's first unreadable answer and charges it,
-which holds that drift on every seed (+25.0 / -2.5 / +7.5 points on seeds 0-2). ``--fit-credit``,
+which holds that drift on every seed (+25.0 / -2.5 / +7.5 points on seeds 0-2 under env -v2; +7.5 / +0.0 /
++17.5 under -v3, docs/training.md). ``--fit-credit``,
 ``--sft-contrast`` and ``--rollout-temperature`` are the other remedies measured. Every run is in
 docs/training.md, section "Why seeds 1 and 2 fail".
 
