@@ -54,7 +54,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-REALIZATIONS = {"prosody": "Hear2Act-Prosody-v3", "explicit": "Hear2Act-Explicit-v3"}
+from hear2act_env import REALIZATION_ENV_IDS
+
+REALIZATIONS = REALIZATION_ENV_IDS
 KINDS = ("text", "spoken", "label-fidelity", "other")
 BLOCK_FIELDS = frozenset(
     {"name", "kind", "agents", "realizations", "conditions", "interventions", "renderers", "repeats", "scenarios"}

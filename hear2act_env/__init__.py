@@ -18,6 +18,8 @@ from .scenarios import Scenario, ScenarioError, load_scenarios, validate
 __version__ = "0.1.0"
 
 ENV_IDS = {"Hear2Act-Prosody-v3": "prosody", "Hear2Act-Explicit-v3": "explicit"}
+# The other way round: the env id of each realization (one home, so a version bump edits one line).
+REALIZATION_ENV_IDS = {_realization: _env_id for _env_id, _realization in ENV_IDS.items()}
 
 for _env_id, _realization in ENV_IDS.items():
     if _env_id not in registry:
@@ -47,4 +49,5 @@ for _env_id, (_base, _action_set) in DISCRETE_ENV_IDS.items():
             max_episode_steps=MAX_EPISODE_STEPS,
         )
 
-__all__ = ["DISCRETE_ENV_IDS", "ENV_IDS", "Scenario", "ScenarioError", "__version__", "load_scenarios", "validate"]
+__all__ = ["DISCRETE_ENV_IDS", "ENV_IDS", "REALIZATION_ENV_IDS", "Scenario", "ScenarioError", "__version__",
+           "load_scenarios", "validate"]

@@ -70,7 +70,6 @@ from hear2act.agents.llm.reasoning import split_reasoning
 from .branching import branch_reward, play_branched
 from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
 
-ENV_IDS = {"prosody": "Hear2Act-Prosody-v3", "explicit": "Hear2Act-Explicit-v3"}
 # Logged next to the episode reward (weight 0): TRL streams each as rewards/<name>/mean at every logging step.
 LOGGED = ("success", "outcome", "turns", *(f"process/{t}" for t in PROCESS_TERMS))
 # Also logged (weight 0, None -> NaN where an episode has no such turn): the episode's P(CONFIRM | tag) after a

@@ -67,6 +67,7 @@ import numpy as np
 
 from hear2act.agents.base import PolicyInput, PolicyOutput
 from hear2act.agents.rule import GENERAL_QUESTION
+from hear2act_env import REALIZATION_ENV_IDS
 from hear2act_env.dialogue.actions import INVALID, format_action, parse_action
 from hear2act_env.env import MAX_TURNS
 
@@ -438,7 +439,7 @@ def play(policy: Any, scenario_ids: Sequence[str], *, access: str = "T+S", reali
     from hear2act.eval.engine import EpisodeSpec, run_episodes
 
     config = config or EpisodeReward()
-    env_id = {"prosody": "Hear2Act-Prosody-v3", "explicit": "Hear2Act-Explicit-v3"}.get(realization)
+    env_id = REALIZATION_ENV_IDS.get(realization)
     if env_id is None:
         raise ValueError(f"realization must be prosody or explicit, got {realization!r}")
     seeds = list(seeds) if seeds is not None else [seed + i for i in range(len(scenario_ids))]

@@ -176,13 +176,14 @@ def collect_states(realization: str, episodes: Iterable[tuple[str, int]], *,
     """
     from hear2act.agents import make_policy
     from hear2act.eval.engine import EpisodeSpec, run_episodes
-    from hear2act_env import ENV_IDS
+    from hear2act_env import REALIZATION_ENV_IDS
 
     if not behaviours:
         raise ValueError("collect_states: behaviours is empty")
-    env_id = next((e for e, r in ENV_IDS.items() if r == realization), None)
+    env_id = REALIZATION_ENV_IDS.get(realization)
     if env_id is None:
-        raise ValueError(f"collect_states: realization must be one of {sorted(ENV_IDS.values())}, got {realization!r}")
+        raise ValueError(f"collect_states: realization must be one of {sorted(REALIZATION_ENV_IDS)}, "
+                         f"got {realization!r}")
     episodes = [(str(sid), int(seed)) for sid, seed in episodes]
 
     def factory() -> Hear2ActEnv:

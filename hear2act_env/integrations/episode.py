@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from hear2act_env import REALIZATION_ENV_IDS
 from hear2act_env.access import names
 
-ENV_IDS = {"prosody": "Hear2Act-Prosody-v3", "explicit": "Hear2Act-Explicit-v3"}
+ENV_IDS = REALIZATION_ENV_IDS  # realization -> env id
 # the prompt is text (the conditions with audio in the prompt attach audio arrays)
 TEXT_ACCESS = names(lambda a: not a.audio_in_prompt)
 
