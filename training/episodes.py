@@ -391,11 +391,12 @@ def tag_decisions(turns: Sequence[TurnRecord]) -> dict[str, int]:
 
 def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], config: EpisodeReward) -> dict[str, Any]:
     """The episode reward and its parts: ``reward``, ``outcome`` (success - turn cost of the charged turns),
-    ``process/<term>``."""
+    ``charged_turns`` (:meth:`EpisodeReward.charged_turns`), ``process/<term>``."""
     outcome = trajectory.get("outcome") or {}
     success = float(bool(outcome.get("success", False)))
     n_turns = int(outcome.get("turns", len(turns)))
-    outcome_part = config.success_weight * success - config.turn_cost * config.charged_turns(n_turns, bool(success))
+    charged = config.charged_turns(n_turns, bool(success))
+    outcome_part = config.success_weight * success - config.turn_cost * charged
     if not success and outcome.get("confirmed", False):
         outcome_part += config.fit_credit * float(outcome.get("final_fit", 0.0))
     invalid = len(invalid_turns(turns))
@@ -406,6 +407,7 @@ def score_episode(trajectory: Mapping[str, Any], turns: Sequence[TurnRecord], co
         means = {t: sum(s[t] for s in scored) / len(scored) for t in PROCESS_TERMS}
     process = sum(config.process.get(t, 0.0) * means[t] for t in PROCESS_TERMS)
     return {"reward": outcome_part + process, "outcome": outcome_part, "success": success, "turns": n_turns,
+            "charged_turns": charged,
             "premature_closure": float(bool(outcome.get("premature_closure", False))), "invalid": invalid,
             "decisions": tag_decisions(turns), **{f"process/{t}": means[t] for t in PROCESS_TERMS}}
 

@@ -259,14 +259,12 @@ def _score(traces: list[Any], turns: list[Any], info: dict[str, Any], c: Hear2Ac
     from hear2act.training.episodes import PROCESS_TERMS, score_episode
 
     outcome = info["outcome"]
-    reward = c.episode_reward()
-    scored = score_episode({"outcome": outcome}, turns, reward)
-    # A failure is charged the horizon, as score_episode charges it: the traces' total is its reward.
-    charged = reward.charged_turns(scored["turns"], bool(scored["success"]))
+    scored = score_episode({"outcome": outcome}, turns, c.episode_reward())
     for trace in traces:
         trace.record_reward("success", scored["success"], c.success_weight)
         if c.turn_cost:
-            trace.record_reward("turn_cost", -c.turn_cost * charged, 1.0)
+            # a failure is charged the horizon, as score_episode charges it: the traces' total is its reward
+            trace.record_reward("turn_cost", -c.turn_cost * scored["charged_turns"], 1.0)
         for term in PROCESS_TERMS:
             if c.process.get(term):
                 trace.record_reward(f"process/{term}", scored[f"process/{term}"], c.process[term])
