@@ -174,15 +174,19 @@ class _Builder:
         The safe option takes a random vector behind the gold; the rest (least premium
         first) go to the six other rows by :meth:`deal`.
         """
-        rng, prio = self.rng, self.p.priority
-        sign = 1.0 if self.visible[prio].better == "lower" else -1.0
-        by_prio = sorted(range(9), key=lambda i: sign * float(vectors[i][prio]))
+        rng = self.rng
+        by_prio = sorted(range(9), key=lambda i: self._priority_key(vectors[i]))
         value = self._value_ranks([vectors[i] for i in by_prio[1:]])
         best = by_prio[1:][min(range(8), key=lambda k: (value[k], k))]
         gold_place = int(rng.choice([k for k in range(1, 8) if by_prio[k] != best]))
         safe_place = int(rng.integers(gold_place + 1, 9))
         taken = (by_prio[0], by_prio[gold_place], by_prio[safe_place])
         return (*taken, [i for i in range(9) if i not in taken])
+
+    def _priority_key(self, values: dict[str, float | int]) -> float:
+        """An option's place on the request's priority attribute: lower is better."""
+        prio = self.p.priority
+        return (1.0 if self.visible[prio].better == "lower" else -1.0) * float(values[prio])
 
     def deal(self, vectors: list[dict[str, float | int]], places: tuple[int, int, int, list[int]],
              quality: list[float]) -> list[dict[str, float | int]]:
@@ -288,7 +292,6 @@ class _Builder:
         def numbers(rows: list[dict[str, str | float | int]]) -> list[dict[str, float | int]]:
             return self.deal(vectors, places, [self.quality(rows[r], kinds, noise[r]) for r in range(9)])
 
-        sign = 1.0 if self.visible[p.priority].better == "lower" else -1.0
         # The values left free by the design (which accepted or missing value a row shows,
         # the violators' needs, the distractor and requested columns) are drawn 128 times from
         # their own stream, and the draw kept is the one in which the gold's place on every
@@ -300,8 +303,7 @@ class _Builder:
             lambda g: self._categorical(g, patterns[:9], shown, ladder, required, breaks),
             blind, [a.name for a in shown], candidates=list(range(1, 9)), opening=0, gold=1,
             desirable=self.desirable,
-            priority_keys=(lambda rows: [sign * float(v[p.priority]) for v in numbers(rows)])
-            if self.twin_deal else None,
+            priority_keys=(lambda rows: [self._priority_key(v) for v in numbers(rows)]) if self.twin_deal else None,
         )
         visible_rows = [*numbers(categorical), *self.violator_values()]
 
