@@ -66,6 +66,8 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden", type=int, default=64, help="tiny LM hidden size")
     p.add_argument("--layers", type=int, default=2, help="tiny LM layers")
+    p.add_argument("--window", type=int, default=0, help="tiny LM sliding attention window, every layer (0: full "
+                   "attention)")
     p.add_argument("--teacher", default="explore-tag", help="SFT teacher(s), a comma list "
                    "(hear2act.training.episodes.make_reference)")
     p.add_argument("--sft-scenarios", type=int, default=160, help="training-split scenarios the teacher plays")
@@ -200,7 +202,7 @@ def main(argv: list[str] | None = None) -> dict:
         base = args.model or str(build_tiny_causal_lm(out / "base", seed=args.seed, hidden_size=args.hidden,
                                                       num_layers=args.layers,
                                                       extra_corpus=_tokenizer_corpus(args.teacher),
-                                                      added_tokens=ACTION_TOKENS))
+                                                      added_tokens=ACTION_TOKENS, sliding_window=args.window))
         summary_sft = sft.main(["--model", base, "--output_dir", str(out / "sft"), "--access", "T+S",
                                 "--teachers", args.teacher, "--n_scenarios", str(args.sft_scenarios),
                                 "--max_steps", str(args.sft_steps), "--learning_rate", str(args.sft_lr),

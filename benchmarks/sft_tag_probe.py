@@ -37,8 +37,11 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--scenarios", type=int, default=160, help="training-split scenarios the teacher plays")
     p.add_argument("--resolved-share", type=float, default=0.0, help="hear2act.training.sft.balance_tags")
     p.add_argument("--steps", type=int, default=240)
+    p.add_argument("--window", type=int, default=0, help="tiny LM sliding attention window (0: full attention)")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--schedule", default="constant", choices=("constant", "linear"), help="learning rate: constant "
+                   "(what benchmarks/grpo_learning.py's SFT used until the decay) or linear decay to 0 over --steps")
     p.add_argument("--every", type=int, default=40)
     p.add_argument("--probe-prompts", type=int, default=30, help="held-out prompts per tag")
     p.add_argument("--threads", type=int, default=1)
@@ -60,7 +63,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
     torch.manual_seed(args.seed)
     path = build_tiny_causal_lm(Path(args.out) / "base", seed=args.seed, hidden_size=args.hidden,
                                 num_layers=args.layers, extra_corpus=_tokenizer_corpus(args.teacher),
-                                added_tokens=ACTION_TOKENS)
+                                added_tokens=ACTION_TOKENS, sliding_window=args.window)
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path)
     confirm = tok.convert_tokens_to_ids("[ACTION: CONFIRM]")
@@ -91,6 +94,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
         return out
 
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    decay = (lambda step: 1.0 - step / args.steps) if args.schedule == "linear" else (lambda step: 1.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, decay)
     rng = random.Random(args.seed)
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     history = []
@@ -108,6 +113,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         loss.backward()
         opt.step()
+        sched.step()
         opt.zero_grad()
         if step % args.every == 0 or step == args.steps:
             pc = p_confirm()

@@ -60,8 +60,13 @@ def build_tokenizer(vocab_size: int = 4000, extra_corpus: Sequence[str] = (), ad
 
 def build_tiny_causal_lm(directory: str | Path, *, seed: int = 0, vocab_size: int = 4000, hidden_size: int = 32,
                          num_layers: int = 2, extra_corpus: Sequence[str] = (),
-                         added_tokens: Sequence[str] = ()) -> Path:
-    """Write a random Qwen2 causal LM + tokenizer to ``directory``; returns the path (loadable by ``hf:``)."""
+                         added_tokens: Sequence[str] = (), sliding_window: int = 0) -> Path:
+    """Write a random Qwen2 causal LM + tokenizer to ``directory``; returns the path (loadable by ``hf:``).
+
+    ``sliding_window > 0``: every layer attends to at most that many preceding tokens (Qwen2's sliding
+    attention; ``max_window_layers=0`` so that it applies from the first layer -- Qwen2's default of 28 would
+    leave a 2-layer model on full attention).
+    """
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -73,6 +78,8 @@ def build_tiny_causal_lm(directory: str | Path, *, seed: int = 0, vocab_size: in
         num_hidden_layers=num_layers,
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192, tie_word_embeddings=True,
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
+        **({"use_sliding_window": True, "sliding_window": sliding_window, "max_window_layers": 0}
+           if sliding_window > 0 else {}),
     )
     with torch.random.fork_rng(devices=[]):  # seeded init without touching the caller's global RNG
         torch.manual_seed(seed)
