@@ -41,21 +41,45 @@ def test_a_token_beyond_the_window_does_not_reach_the_answer(tmp_path, window):
         assert moved_far > 1e-6
 
 
-def test_a_windowed_tiny_lm_answers_alike_with_and_without_the_prefix_cache(tmp_path):
-    """hf: takes model.generate on the stacked cache for a sliding layer; its sampled replies must be the
-    uncached path's, prompt for prompt (long prompts: the window drops their start)."""
+def _episode_requests(turns: int = 4):
+    """Requests like an episode's: each turn's prompt extends the previous one (the prefix cache's case)."""
     from hear2act.agents.llm.backend import GenerationRequest
+
+    history = "\n".join(f"Option {i}: ${10 * i} a month, rated {i % 5}/5." for i in range(1, 12))
+    messages = [{"role": "system", "content": history}]
+    out = []
+    for k in range(turns):
+        messages = messages + [{"role": "user", "content": f"Turn {k}: that one sounds fine, I guess."}]
+        out.append(GenerationRequest(list(messages), seed=k))
+        messages = messages + [{"role": "assistant", "content": f"[ACTION: RECOMMEND] [OPTION: {k + 1}]"}]
+    return out
+
+
+def test_a_windowed_tiny_lm_answers_as_without_the_prefix_cache(tmp_path):
+    """A reused prefix cache of a sliding layer changed a windowed tiny LM's replies (19 of 32 held-out prompts
+    confirmed with it, 0 without), so hf: turns the cache off for such a model and says so."""
     from hear2act.agents.llm.hf import HFBackend
     from hear2act.agents.llm.tiny import build_tiny_causal_lm
 
     path = build_tiny_causal_lm(tmp_path / "lm", seed=0, hidden_size=32, num_layers=2, sliding_window=16)
-    history = " ".join(f"option {i} costs ${10 * i}." for i in range(30))
-    requests = [GenerationRequest([{"role": "system", "content": history},
-                                   {"role": "user", "content": f"Turn {k}: which one?"}], seed=k)
-                for k in range(3)]
-    replies = {}
-    for cached in (True, False):
-        backend = HFBackend(str(path), max_new_tokens=6, temperature=1.0, prefix_cache=cached, threads=1)
-        replies[cached] = [g.text for g in backend.generate(requests)]
-    assert replies[True] == replies[False]
-    assert any(replies[True])
+    with pytest.warns(UserWarning, match="prefix caching is off"):
+        cached = HFBackend(str(path), max_new_tokens=6, temperature=1.0, threads=1)
+    assert cached.prefix_store is None
+    plain = HFBackend(str(path), max_new_tokens=6, temperature=1.0, prefix_cache=False, threads=1)
+    requests = _episode_requests()
+    got = [cached.generate([r])[0].text for r in requests]  # one turn a call, as an episode plays
+    want = [plain.generate([r])[0].text for r in requests]
+    assert got == want and any(got)
+
+
+def test_a_full_attention_tiny_lm_keeps_the_prefix_cache(tmp_path):
+    import warnings
+
+    from hear2act.agents.llm.hf import HFBackend
+    from hear2act.agents.llm.tiny import build_tiny_causal_lm
+
+    path = build_tiny_causal_lm(tmp_path / "lm", seed=0, hidden_size=32, num_layers=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        backend = HFBackend(str(path), max_new_tokens=6, threads=1)
+    assert backend.prefix_store is not None
