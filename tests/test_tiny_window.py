@@ -49,9 +49,9 @@ def _episode_requests(turns: int = 4):
     messages = [{"role": "system", "content": history}]
     out = []
     for k in range(turns):
-        messages = messages + [{"role": "user", "content": f"Turn {k}: that one sounds fine, I guess."}]
+        messages = [*messages, {"role": "user", "content": f"Turn {k}: that one sounds fine, I guess."}]
         out.append(GenerationRequest(list(messages), seed=k))
-        messages = messages + [{"role": "assistant", "content": f"[ACTION: RECOMMEND] [OPTION: {k + 1}]"}]
+        messages = [*messages, {"role": "assistant", "content": f"[ACTION: RECOMMEND] [OPTION: {k + 1}]"}]
     return out
 
 
