@@ -2,8 +2,10 @@
 
     nice -n 10 python benchmarks/sft_tag_probe.py                      # the decisions as played
     nice -n 10 python benchmarks/sft_tag_probe.py --resolved-share 0.5  # resolved decisions at half the rows
+    nice -n 10 python benchmarks/sft_tag_probe.py --window 64 --seed 1  # as played, a 64-token window per layer
 
-The student is the tiny LM of ``benchmarks/grpo_learning.py`` (same BPE, same one-token action tags), the
+The student is the tiny LM of ``benchmarks/grpo_learning.py`` (same BPE, same one-token action tags; full
+attention unless ``--window``, where the recipe now uses a 64-token window), the
 teacher ``explore-tag`` (CONFIRM after every resolved reaction, never after an unresolved one). Every
 ``--every`` steps it prints the student's probability of the ``[ACTION: CONFIRM]`` token as the first answer
 token, averaged over held-out decision prompts under each tag (the teacher's own states on held-out scenarios,
