@@ -109,13 +109,17 @@ class SamplingPolicy:
 
         from hear2act.agents.llm.backend import text_only
         from hear2act.agents.llm.hf import SeededSampler
+        from hear2act.agents.llm.window import clip_prompt, model_field
 
         if not items:
             return []
         tok = self.tokenizer
         texts = [tok.apply_chat_template(text_only(self.messages(it), self.name), tokenize=False,
                                          add_generation_prompt=True) for it in items]
-        prompt_ids = [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
+        # A model windowed on every layer sees only the prompt's last tokens (hear2act.agents.llm.window): the
+        # rollout samples from, and GRPO trains on, exactly the ids hf: evaluation feeds it.
+        field = model_field(self.model)
+        prompt_ids = [clip_prompt(tok(t, add_special_tokens=False)["input_ids"], field) for t in texts]
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         width = max(len(p) for p in prompt_ids)
         device = next(self.model.parameters()).device

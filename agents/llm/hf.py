@@ -53,6 +53,7 @@ from .decode import buffer_cache, decode, shrink_is_exact, supports_buffers
 from .prefix_cache import PrefixStore, cache_kwarg, prefill_rows, stack_rows
 from .prepare import resolve_model
 from .stopping import StopOnRule, truncate
+from .window import clip_prompt, model_field
 
 
 def _torch_transformers() -> tuple[Any, Any]:
@@ -159,6 +160,9 @@ class HFBackend:
                           "replies. Pass prefix_cache=False to silence this.", stacklevel=2)
             prefix_cache = False
         self.prefix_store = PrefixStore(int(prefix_cache_mb) * 2**20) if prefix_cache else None
+        # A model windowed on every layer sees only the prompt's last `field` tokens: the rest is cut before the
+        # forward (hear2act.agents.llm.window; same answer up to float rounding, ~10x fewer tokens for the tiny LM).
+        self.field = model_field(self.model)
         # Prefix-cached batches decode in hear2act.agents.llm.decode when the model's layers allow it (_buffers,
         # checked on first use); False keeps model.generate on the stacked cache (the engine before: a benchmark).
         self.decode_loop = bool(decode_loop)
@@ -190,7 +194,7 @@ class HFBackend:
     def _generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         torch, transformers = _torch_transformers()
         texts = self.prompt_texts(requests)
-        rows = [np.asarray(ids, dtype=np.int64) for ids in
+        rows = [np.asarray(clip_prompt(ids, self.field), dtype=np.int64) for ids in
                 self.tokenizer(texts, add_special_tokens=False)["input_ids"]]
         pad = self.tokenizer.pad_token_id
         width = max(len(r) for r in rows)
