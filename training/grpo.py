@@ -111,7 +111,10 @@ class Hear2ActArgs:
                                                                    "that closed it; nothing for an episode that "
                                                                    "hit the turn limit), decisive (closing, but "
                                                                    "an episode's first invalid answer if it has "
-                                                                   "one) or branch (K continuations "
+                                                                   "one), pivotal (decisive, and in an "
+                                                                   "episode that ran out of turns the first "
+                                                                   "resolved state it passed by) or branch "
+                                                                   "(K continuations "
                                                                    "of one replayed decision state per group; "
                                                                    "hear2act.training.branching)"})
     branch_prefixes: int = field(default=1, metadata={
