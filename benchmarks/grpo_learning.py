@@ -248,7 +248,8 @@ def main(argv: list[str] | None = None) -> dict:
     history = json.loads((out / "grpo" / "heldout_eval.json").read_text())["history"]
     before, after = history[0], history[-1]
     load_avg = load.stop()
-    result = {"versions": _versions(), "held_out_ids": held, "eval_seed": 10_000, "eval_temperature": args.eval_temperature,
+    result = {"versions": _versions(), "held_out_ids": held, "eval_seed": 10_000,
+              "eval_temperature": args.eval_temperature,
               "seed": args.seed, "args": vars(args), "references": refs, "sft": summary_sft,
               "grpo_steps": summary_grpo["steps"], "grpo_mean_step_s": summary_grpo["mean_step_time_s"],
               "before": before, "after": after, "history": history, "timings_s": timings, "load_average": load_avg,
