@@ -8,38 +8,38 @@ Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
    64-token sliding attention window on every layer; no downloads) whose BPE also learns from the teacher's
    replies and prompts, or take ``--model DIR``. The window is what lets so small a model condition its answer
    on the state tag, 20-40 tokens before it, rather than on a 1,300-token prompt: with full attention
-   (``--window 0``) it learned how often CONFIRM occurs and not when (``benchmarks/sft_tag_probe.py``);
+   (``--window 0``) it learned how often CONFIRM occurs and not when (``benchmarks/sft_tag_probe.py``). It also
+   makes the model cheap: it sees only the prompt's last 2 x 63 + 1 = 127 tokens, and ``hf:`` and the rollout cut
+   every prompt to them (:mod:`hear2act.agents.llm.window`; the same replies, ``benchmarks/window_clip.py``), so a
+   GRPO step of 32 episodes takes about 2-3 s instead of 13 s for 16;
 2. ``python -m hear2act.training.sft``: imitate the **tag-blind teacher** ``explore``
    (:class:`hear2act.training.episodes.ExploringAgent`: after each reaction it CONFIRMs with probability 0.5,
    else RECOMMENDs a random other option; the tag changes nothing it does) on the training split, decisions as
    played. SFT teaches the ``[ACTION: ...]`` format and the search, not the decision the benchmark is about:
    the warm start confirms about as often under either tag;
-3. ``python -m hear2act.training.grpo --mode episode``: K whole on-policy episodes per start, episode reward
-   (success - 0.01/turn + process terms; a failed episode is charged the whole horizon, ``--failure-cost
-   horizon``), held-out evaluation every ``--eval-every`` steps. Each sample trains the decision that decided
-   its episode (``--turn-sampling decisive``): the CONFIRM that closed it, or, in a failed episode with an
-   answer the parser cannot read, that answer, charged ``--invalid-cost 0.05``. An episode that hit the turn
-   limit with no such answer trains nothing, and the group's baseline is its trained episodes' mean. So a
-   CONFIRM under a resolved tag is pushed up, one under an unresolved tag down, and unreadable answers down:
-   whether GRPO learns to hear the user is whether P(confirm | unresolved) falls while P(confirm | resolved)
-   does not. A KL penalty to the SFT model (``--beta 0.1``) keeps the policy from drifting to never
-   confirming (docs/training.md). With the env's own return (failures charged the turns they used) a tag-blind
-   policy gains reward by closing early as its success falls (``benchmarks/grpo_reward_landscape.py``), hence
-   the horizon charge. Each step prints the rollouts' ``P(confirm | resolved)``, ``P(confirm | unresolved)``
-   and the advantage of the trained turns; the tag-reading teacher ``explore-tag`` is printed as the ceiling;
+3. ``python -m hear2act.training.grpo --mode episode``: K = 8 whole on-policy episodes per start, 4 starts per
+   step, 96 steps; episode reward (success - 0.01/turn + process terms; a failed episode is charged the whole
+   horizon, ``--failure-cost horizon``). Each sample trains the decision that decided its episode
+   (``--turn-sampling pivotal``, :func:`hear2act.training.episode_rollout.pivotal_turn`): the CONFIRM that
+   closed it; in a failed episode, its first answer the parser cannot read (charged ``--invalid-cost 0.05``);
+   in an episode that ran out of turns, the first **resolved state it passed by** (the user was satisfied and
+   the policy looked further). An episode that met no such decision trains nothing, and the group's baseline is
+   its trained episodes' mean. So a CONFIRM under a resolved tag is pushed up, one under an unresolved tag down,
+   passing by a satisfied user down, and unreadable answers down: whether GRPO learns to hear the user is
+   whether P(confirm | unresolved) falls while P(confirm | resolved) does not. A KL penalty to the SFT model
+   (``--beta 0.1``) keeps the policy from drifting to never confirming (docs/training.md). With the env's own
+   return (failures charged the turns they used) a tag-blind policy gains reward by closing early as its
+   success falls (``benchmarks/grpo_reward_landscape.py``), hence the horizon charge. Each step prints the
+   rollouts' ``P(confirm | resolved)``, ``P(confirm | unresolved)`` and the advantage of the trained turns; the
+   tag-reading teacher ``explore-tag`` is printed as the ceiling;
 4. print held-out success, premature closure, mean episode reward and invalid-action rate before (= after
-   SFT) and after GRPO, on the same held-out scenarios and seeds (every ``--eval-stride``-th id of
-   :func:`hear2act.training.splits.eval_ids`, episode seeds 10000 + i), decoded with ``--eval-temperature`` (default 1:
-   sampled, seeded by episode and turn -- what ``hear2act rollout --agent hf:OUT/grpo --access T+S
-   --temperature 1`` runs on the same ids), and write the curve to ``docs/figures/grpo_learning_curve.png``.
+   SFT) and after GRPO, on the same held-out scenarios and seeds (all 160 of
+   :func:`hear2act.training.splits.eval_ids`, ``--eval-stride 1``, episode seeds 10000 + i), decoded with
+   ``--eval-temperature`` (default 1: sampled, seeded by episode and turn -- what ``hear2act rollout --agent
+   hf:OUT/grpo --access T+S --temperature 1`` runs on the same ids), and write the curve to
+   ``docs/figures/grpo_learning_curve.png``.
 
-Seeds 0-4 (env -v3, docs/training.md "A windowed tiny LM reads the tag"): held-out success 0.175 -> 0.375
-(+20.0), 0.225 -> 0.175 (-5.0), 0.225 -> 0.625 (+40.0), 0.200 -> 0.125 (-7.5), 0.125 -> 0.125 (+0.0): the
-+15-point target on 2 seeds of 5, mean +9.5. Where it learns, P(confirm | unresolved) falls to about 0
-(0.24 -> 0.06 on seed 0, 0.16 -> 0.00 on seed 2) while P(confirm | resolved) holds. The earlier default
-(full attention, the tag-reading teacher ``explore-tag`` with its resolved decisions repeated to half the rows:
-``--window 0 --teacher explore-tag --sft-resolved-share 0.5``) gave +7.5 / +0.0 / +17.5. ``--fit-credit``,
-``--sft-contrast`` and ``--rollout-temperature`` are the other remedies measured.
+RESULTS_PLACEHOLDER
 
 The measured figures are in docs/training.md. Timing and the load average are printed, never asserted.
 """
@@ -169,6 +169,14 @@ def _reference(name: str, ids: list[str], seed: int, turn_cost: float, failure_c
                           seed=seed, config=EpisodeReward(turn_cost=turn_cost, failure_cost=failure_cost)))
 
 
+def _title(args: argparse.Namespace, held: int) -> str:
+    """The curve's title: the recipe in two lines (model and warm start; GRPO and the evaluation)."""
+    window = f", window {args.window}" if args.window else ""
+    return (f"seed {args.seed}: tiny LM (hidden {args.hidden}{window}), SFT {args.sft_steps} steps on {args.teacher}\n"
+            f"GRPO K={args.k} x {args.groups}, {args.turn_sampling} turns; T+S Prosody, {held} held-out episodes, "
+            f"T={args.eval_temperature:g}")
+
+
 def _plot(history: list[dict], path: Path, title: str, ceiling: dict[str, float]) -> None:
     import matplotlib
 
@@ -176,14 +184,17 @@ def _plot(history: list[dict], path: Path, title: str, ceiling: dict[str, float]
     import matplotlib.pyplot as plt
 
     steps = [h["step"] for h in history]
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
     ax.plot(steps, [h["success"] for h in history], "o-", label="held-out success")
     ax.plot(steps, [h["premature_closure"] for h in history], "s--", label="premature closure")
     ax.plot(steps, [h["reward"] for h in history], "^:", label="mean episode reward")
+    for key, style, label in (("confirm_if_resolved", "c-", "P(confirm | resolved)"),
+                              ("confirm_if_unresolved", "r-", "P(confirm | unresolved)")):
+        ax.plot(steps, [h[key] for h in history], style, lw=0.8, alpha=0.7, label=label)
     ax.axhline(ceiling["success"], color="grey", lw=0.8, ls="-.", label="tag-reading teacher's success")
     ax.set_xlabel("GRPO step")
     ax.set_title(title, fontsize=8)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14))
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,16 +265,20 @@ def main(argv: list[str] | None = None) -> dict:
               "grpo_steps": summary_grpo["steps"], "grpo_mean_step_s": summary_grpo["mean_step_time_s"],
               "before": before, "after": after, "history": history, "timings_s": timings, "load_average": load_avg,
               "delta_success_points": 100 * (after["success"] - before["success"])}
+    if "success_by_episode" in before and "success_by_episode" in after:
+        from hear2act.eval.stats import paired_interval
+
+        _, low, high = paired_interval(before["success_by_episode"], after["success_by_episode"])
+        result["delta_success_ci95_points"] = [100 * low, 100 * high]
     (out / "grpo_learning.json").write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
-    window = f", window {args.window}" if args.window else ""
-    _plot(history, Path(args.figure), f"tiny LM (hidden {args.hidden}{window}), SFT {args.sft_steps} steps on "
-          f"{args.teacher}, then GRPO (K={args.k}); T+S Prosody, {len(held)} held-out episodes, "
-          f"T={args.eval_temperature:g}", refs["explore-tag"])
+    _plot(history, Path(args.figure), _title(args, len(held)), refs["explore-tag"])
+    ci = ", paired bootstrap 95% CI [{:+.1f}, {:+.1f}]".format(*result["delta_success_ci95_points"]) \
+        if "delta_success_ci95_points" in result else ""
     for name, ref in refs.items():
         print(f"reference {name}: success {ref['success']:.3f}, premature closure {ref['premature_closure']:.3f}, "
               f"reward {ref['reward']:+.3f}")
     print(f"held-out ({len(held)} episodes, seeds 10000+i, T={args.eval_temperature:g}): success "
-          f"{before['success']:.3f} -> {after['success']:.3f} ({result['delta_success_points']:+.1f} points); "
+          f"{before['success']:.3f} -> {after['success']:.3f} ({result['delta_success_points']:+.1f} points{ci}); "
           f"P(confirm|resolved) {before['confirm_if_resolved']:.2f} -> {after['confirm_if_resolved']:.2f}, "
           f"P(confirm|unresolved) {before['confirm_if_unresolved']:.2f} -> {after['confirm_if_unresolved']:.2f}; "
           f"premature closure {before['premature_closure']:.3f} -> {after['premature_closure']:.3f}; mean reward "

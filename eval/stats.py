@@ -131,6 +131,33 @@ def paired_contrast(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any
                     len(scenarios), int(keep.sum()), n_resamples, confidence)
 
 
+def paired_interval(before: Any, after: Any, *, n_resamples: int = N_RESAMPLES, confidence: float = CONFIDENCE,
+                    seed: int = 0) -> tuple[float, float, float]:
+    """(mean of after - before, low, high): a paired bootstrap over scenarios, on arrays.
+
+    ``before`` / ``after`` are per-scenario values of the same scenarios in the same order, shape ``(n,)`` or
+    ``(runs, n)`` (e.g. one row per training seed, each run evaluated on the same ``n`` held-out scenarios): a
+    resample draws scenarios with replacement, the same draws for every run, and averages the runs' mean
+    differences -- :func:`paired_contrast` on plain arrays, for records that are not rollout rows (a checkpoint
+    before and after training). Percentile interval, seeded.
+
+    >>> d, lo, hi = paired_interval([0, 0, 1, 0] * 10, [1, 0, 1, 1] * 10)
+    >>> round(d, 2), lo > 0.2, hi <= 0.75
+    (0.5, True, True)
+    """
+    a, b = np.atleast_2d(np.asarray(before, dtype=float)), np.atleast_2d(np.asarray(after, dtype=float))
+    if a.shape != b.shape or a.shape[1] == 0:
+        raise ValueError(f"before and after must be the same non-empty shape, got {a.shape} and {b.shape}")
+    if not 0 < confidence < 1 or n_resamples < 1:
+        raise ValueError(f"need 0 < confidence < 1 and n_resamples >= 1, got {confidence}, {n_resamples}")
+    diff = b - a
+    idx = np.random.default_rng(seed).integers(0, diff.shape[1], size=(n_resamples, diff.shape[1]))
+    boot = diff[:, idx].mean(axis=2).mean(axis=0)
+    alpha = (1 - confidence) / 2
+    low, high = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
+    return float(diff.mean()), float(low), float(high)
+
+
 def pooled_value(rows: Sequence[Mapping[str, Any]], metric: str = "success") -> float:
     """A condition's metric: per model (ratio of sums over scored rollouts), then the mean over models."""
     by_model: dict[str, list[float]] = {}

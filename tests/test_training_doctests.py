@@ -12,7 +12,8 @@ pytest.importorskip("transformers")
 
 
 @pytest.mark.parametrize("name", ["hear2act.training.episode_rollout", "hear2act.training.branching",
-                                  "hear2act.training.episodes", "hear2act.agents.llm.window"])
+                                  "hear2act.training.episodes", "hear2act.agents.llm.window",
+                                  "hear2act.eval.stats"])
 def test_doctests(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

@@ -413,8 +413,20 @@ def evaluate_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, a
     """Held-out play through ``ModelPolicy(HFBackend)`` -- what ``hear2act rollout --agent hf:`` runs.
 
     Greedy by default; ``temperature > 0`` samples with HFBackend's per-request seeds (episode seed, turn), as
-    ``hear2act rollout --temperature T`` does.
+    ``hear2act rollout --temperature T`` does. The summary (:func:`hear2act.training.episodes.summarize`) and
+    ``success_by_episode`` (in ``scenario_ids`` order: what a paired bootstrap of two checkpoints needs).
     """
+    rows = play_model(model, tokenizer, scenario_ids, access=access, reasoning=reasoning,
+                      max_new_tokens=max_new_tokens, realization=realization, seed=seed, reward=reward,
+                      batch_size=batch_size, temperature=temperature)
+    return {**summarize(rows), "success_by_episode": [int(bool(r["success"])) for r in rows]}
+
+
+def play_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, access: str, reasoning: bool,
+               max_new_tokens: int, realization: str = "prosody", seed: int = 10_000,
+               reward: EpisodeReward | None = None, batch_size: int = 16,
+               temperature: float = 0.0) -> list[dict[str, Any]]:
+    """The scored rows (:func:`hear2act.training.episodes.play`) of :func:`evaluate_model`'s episodes."""
     from hear2act.agents.llm.hf import HFBackend
     from hear2act.agents.llm.policy import ModelPolicy
 
@@ -427,7 +439,7 @@ def evaluate_model(model: Any, tokenizer: Any, scenario_ids: Sequence[str], *, a
                     config=reward or EpisodeReward(), batch_size=batch_size)
     finally:
         model.train(was_training)
-    return summarize(rows)
+    return rows
 
 
 def heldout_callback(*, tokenizer: Any, scenario_ids: Sequence[str], access: str, reasoning: bool,
@@ -484,6 +496,7 @@ __all__ = [
     "make_rollout_func",
     "missed_turn",
     "pivotal_turn",
+    "play_model",
     "reward_funcs",
     "step_diagnostics",
 ]
