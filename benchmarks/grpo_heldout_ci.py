@@ -69,11 +69,11 @@ def main(argv: list[str] | None = None) -> dict:
         b, a = r["sft"], r["grpo"]
         d, lo, hi = paired_interval(b["success_by_episode"], a["success_by_episode"])
         r["delta_ci95_points"] = [100 * d, 100 * lo, 100 * hi]
+        same = "yes" if r["sft_matches_record"] and r["grpo_matches_record"] else "NO"
         print(f"| {r['seed']} | {b['success']:.3f} -> {a['success']:.3f} | {100 * d:+.1f} | [{100 * lo:+.1f}, "
               f"{100 * hi:+.1f}] | {b['confirm_if_resolved']:.2f} / {b['confirm_if_unresolved']:.2f} -> "
               f"{a['confirm_if_resolved']:.2f} / {a['confirm_if_unresolved']:.2f} | {b['premature_closure']:.3f} -> "
-              f"{a['premature_closure']:.3f} | {'yes' if r['sft_matches_record'] and r['grpo_matches_record'] else 'NO'}"
-              " |")
+              f"{a['premature_closure']:.3f} | {same} |")
     pooled = None
     if len({len(r["sft"]["success_by_episode"]) for r in rows}) == 1:
         d, lo, hi = paired_interval([r["sft"]["success_by_episode"] for r in rows],
