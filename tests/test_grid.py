@@ -187,3 +187,14 @@ def test_two_stage_perceiver_condition() -> None:
     bad = GOOD.replace("[scenarios]", '[conditions]\nX = { access = "T", perceiver = "self" }\n[scenarios]')
     with pytest.raises(GridError, match="perceiver only applies to access 'T\\+S_hat'"):
         parse_grid(bad)
+
+
+def test_the_heldout_grid_is_the_trainers_held_out_split() -> None:
+    """eval/grids/heldout.toml lists the ids every trainer holds out: a checkpoint evaluated with it is never
+    scored on a scenario it trained on."""
+    from hear2act.training.splits import bundled_split, eval_ids
+
+    grid = load_grid("heldout")
+    assert grid.scenario_ids("heldout") == eval_ids(bundled_split())
+    assert {c.agent_spec for c in grid.cells} == {"hf:runs/grpo-learning/sft", "hf:runs/grpo-learning/grpo"}
+    assert {(c.access, c.realization) for c in grid.cells} == {("T+S", "prosody")}
