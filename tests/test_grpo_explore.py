@@ -64,7 +64,7 @@ def test_rollout_turn_sampling_is_checked():
     from hear2act.training.episode_rollout import TURN_SAMPLING, make_rollout_func
     from hear2act.training.episodes import EpisodeReward
 
-    assert TURN_SAMPLING == ("uniform", "last", "closing", "decisive", "branch")
+    assert TURN_SAMPLING == ("uniform", "last", "closing", "decisive", "pivotal", "branch")
     with pytest.raises(ValueError, match="turn_sampling"):
         make_rollout_func(access="T+S", reward=EpisodeReward(), turn_sampling="first")
 
@@ -117,3 +117,41 @@ def test_decisive_sampling_trains_the_invalid_answer_and_invalid_cost_charges_it
         assert decisive_turn(row["records"], True) == len(row["records"]) - 1
     with pytest.raises(ValueError, match="invalid_cost"):
         EpisodeReward(invalid_cost=-1.0)
+
+
+class _WalksOn:
+    """Recommends options 1, 2, ... in turn and never confirms: every episode runs out of turns."""
+
+    def reset(self, observation, info):
+        self.turn = 0
+
+    def act(self, observation):
+        self.turn += 1
+        return f"[ACTION: RECOMMEND] [OPTION: {(self.turn - 1) % 11 + 1}] How about this one?"
+
+
+def test_pivotal_sampling_trains_the_first_satisfied_user_passed_by():
+    """On played episodes that run out of turns: ``decisive`` trains nothing, ``pivotal`` trains the first turn
+    that answered a recommendation the user was satisfied with (tag resolved) by looking further."""
+    pytest.importorskip("trl")
+    from hear2act.training.branching import decision_turns
+    from hear2act.training.episode_rollout import decisive_turn, pivotal_turn
+    from hear2act.training.episodes import AgentPolicy, play, state_tag
+
+    rows = play(AgentPolicy(_WalksOn, reasoning=False), train_ids(bundled_split(), 12), access="T+S")
+    passed = 0
+    for row in rows:
+        assert not row["trajectory"]["outcome"]["confirmed"]
+        if row["success"]:  # the gold on the table at the turn limit wins (PROTOCOL.md); nothing to train
+            assert pivotal_turn(row["records"], closed=False, success=True) is None
+            continue
+        turns = row["records"]
+        assert decisive_turn(turns, closed=False) is None
+        picked = pivotal_turn(turns, closed=False)
+        resolved = decision_turns(turns)["resolved"]
+        assert picked == (resolved[0] if resolved else None)
+        if picked is not None:
+            passed += 1
+            assert state_tag(turns[picked].state) == "resolved"
+            assert parse_action(turns[picked].raw).kind == "recommend"
+    assert passed >= 6  # walking every option, most episodes meet the gold (a resolved reaction) and pass it by

@@ -23,8 +23,7 @@ group normalisation compares the K episodes of the same start.
 decision that closed it, or the last one before the turn limit): a biased
 estimator that puts all the credit on the closing decision, with far less
 variance when episodes are long and one decision decides them.
-``turn_sampling="closing"`` (what ``benchmarks/grpo_learning.py`` trains
-with) is ``last`` for episodes the policy closed (its CONFIRM, right or
+``turn_sampling="closing"`` is ``last`` for episodes the policy closed (its CONFIRM, right or
 wrong), and trains **no token** of an episode that ran to the turn limit
 (``env_mask`` all 0; the baseline is the mean of the group's closed
 episodes, :func:`closing_baseline`): such an
@@ -41,6 +40,11 @@ in every failed run of docs/training.md the held-out invalid-answer rate rose fr
 and the groups' closings then all failed alike (:func:`decisive_turn`). A success keeps its closing turn:
 an early invalid answer did not decide it, and training it with the success's advantage would
 reinforce the unreadable answer.
+``turn_sampling="pivotal"`` (what ``benchmarks/grpo_learning.py`` trains with) is ``decisive``, except that
+a failed episode that ran out of turns with no invalid answer trains **the first resolved state it passed
+by** (:func:`pivotal_turn`): the user was satisfied and the policy looked further, which is what lost the
+episode. Without it nothing holds CONFIRM under a resolved tag up once the policy has stopped confirming
+under an unresolved one (docs/training.md, "GRPO learns on every seed").
 ``turn_sampling="branch"`` (:mod:`hear2act.training.branching`) makes each
 group K continuations of **one** on-policy decision state instead of K
 episodes of one start: the K samples share the trained turn's prompt, and
