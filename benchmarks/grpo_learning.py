@@ -17,21 +17,21 @@ Recipe (every number is a flag; the defaults are the CPU budget, seed 0):
    else RECOMMENDs a random other option; the tag changes nothing it does) on the training split, decisions as
    played. SFT teaches the ``[ACTION: ...]`` format and the search, not the decision the benchmark is about:
    the warm start confirms about as often under either tag;
-3. ``python -m hear2act.training.grpo --mode episode``: K = 8 whole on-policy episodes per start, 4 starts per
-   step, 96 steps; episode reward (success - 0.01/turn + process terms; a failed episode is charged the whole
-   horizon, ``--failure-cost horizon``). Each sample trains the decision that decided its episode
-   (``--turn-sampling pivotal``, :func:`hear2act.training.episode_rollout.pivotal_turn`): the CONFIRM that
-   closed it; in a failed episode, its first answer the parser cannot read (charged ``--invalid-cost 0.05``);
-   in an episode that ran out of turns, the first **resolved state it passed by** (the user was satisfied and
-   the policy looked further). An episode that met no such decision trains nothing, and the group's baseline is
-   its trained episodes' mean. So a CONFIRM under a resolved tag is pushed up, one under an unresolved tag down,
-   passing by a satisfied user down, and unreadable answers down: whether GRPO learns to hear the user is
-   whether P(confirm | unresolved) falls while P(confirm | resolved) does not. A KL penalty to the SFT model
-   (``--beta 0.1``) keeps the policy from drifting to never confirming (docs/training.md). With the env's own
-   return (failures charged the turns they used) a tag-blind policy gains reward by closing early as its
-   success falls (``benchmarks/grpo_reward_landscape.py``), hence the horizon charge. Each step prints the
-   rollouts' ``P(confirm | resolved)``, ``P(confirm | unresolved)`` and the advantage of the trained turns; the
-   tag-reading teacher ``explore-tag`` is printed as the ceiling;
+3. ``python -m hear2act.training.grpo --mode episode``: K = 8 whole on-policy episodes per start, 4 starts per step,
+   96 steps; episode reward (success - 0.01/turn + process terms; a failed episode is charged the whole horizon,
+   ``--failure-cost horizon``). Each sample trains the decision that decided its episode (``--turn-sampling
+   pivotal``, :func:`hear2act.training.episode_rollout.pivotal_turn`): the CONFIRM that closed it; in a failed
+   episode, its first answer the parser cannot read (charged ``--invalid-cost 0.05``); in an episode that ran out of
+   turns, its **first decision against the state tag** (a satisfied user passed by, or a CONFIRM under an unresolved
+   tag that the user refused). An episode with no such decision trains nothing, and the group's baseline is its
+   trained episodes' mean. So a CONFIRM under a resolved tag is pushed up, one under an unresolved tag down, passing
+   by a satisfied user down, and unreadable answers down: whether GRPO learns to hear the user is whether P(confirm
+   | unresolved) falls while P(confirm | resolved) does not. A KL penalty to the SFT model (``--beta 0.1``) keeps
+   the policy from drifting to never confirming (docs/training.md). With the env's own return (failures charged the
+   turns they used) a tag-blind policy gains reward by closing early as its success falls
+   (``benchmarks/grpo_reward_landscape.py``), hence the horizon charge. Each step prints the rollouts' ``P(confirm |
+   resolved)``, ``P(confirm | unresolved)`` and the advantage of the trained turns; the tag-reading teacher
+   ``explore-tag`` is printed as the ceiling;
 4. print held-out success, premature closure, mean episode reward and invalid-action rate before (= after
    SFT) and after GRPO, on the same held-out scenarios and seeds (all 160 of
    :func:`hear2act.training.splits.eval_ids`, ``--eval-stride 1``, episode seeds 10000 + i), decoded with

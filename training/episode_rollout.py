@@ -41,10 +41,10 @@ and the groups' closings then all failed alike (:func:`decisive_turn`). A succes
 an early invalid answer did not decide it, and training it with the success's advantage would
 reinforce the unreadable answer.
 ``turn_sampling="pivotal"`` (what ``benchmarks/grpo_learning.py`` trains with) is ``decisive``, except that
-a failed episode that ran out of turns with no invalid answer trains **the first resolved state it passed
-by** (:func:`pivotal_turn`): the user was satisfied and the policy looked further, which is what lost the
-episode. Without it nothing holds CONFIRM under a resolved tag up once the policy has stopped confirming
-under an unresolved one (docs/training.md, "GRPO learns on every seed").
+a failed episode that ran out of turns with no invalid answer trains **its first decision against the
+tag** (:func:`pivotal_turn`): a satisfied user passed by, or a CONFIRM under an unresolved tag that the user
+refused. Without it such episodes train nothing, and once the policy has stopped closing under an unresolved
+tag nothing holds CONFIRM under a resolved one up (docs/training.md, "GRPO learns on every seed").
 ``turn_sampling="branch"`` (:mod:`hear2act.training.branching`) makes each
 group K continuations of **one** on-policy decision state instead of K
 episodes of one start: the K samples share the trained turn's prompt, and
@@ -217,8 +217,10 @@ def decisive_turn(turns: Sequence[Any], closed: bool, success: bool = False) -> 
 
 
 def missed_turn(turns: Sequence[Any]) -> int | None:
-    """The first turn that answered a recommendation under a ``resolved`` tag with something other than CONFIRM:
-    the user was satisfied and the policy looked further (``None`` if it never did).
+    """The first decision that went against the state tag the policy saw: a turn that answered a recommendation
+    under a ``resolved`` tag with something other than CONFIRM (the user was satisfied and the policy looked
+    further), or under an ``unresolved`` tag with CONFIRM (refused by the user when the option breaks the hard
+    need, PROTOCOL.md, so the episode went on); ``None`` if there was none.
 
     >>> from hear2act.training.episodes import TurnRecord
     >>> def seen(tag, answer):
@@ -227,6 +229,8 @@ def missed_turn(turns: Sequence[Any]) -> int | None:
     >>> go_on, close = "[ACTION: RECOMMEND] [OPTION: 2] B?", "[ACTION: CONFIRM] Done."
     >>> missed_turn([seen("unresolved", go_on), seen("resolved", go_on), seen("resolved", go_on)])
     1
+    >>> missed_turn([seen("unresolved", go_on), seen("unresolved", close), seen("resolved", go_on)])
+    1
     >>> missed_turn([seen("resolved", close)]), missed_turn([seen("unresolved", go_on)])
     (None, None)
     """
@@ -234,21 +238,26 @@ def missed_turn(turns: Sequence[Any]) -> int | None:
 
     from .branching import decision_turns
 
-    for t in decision_turns(turns)["resolved"]:
-        if parse_action(split_reasoning(turns[t].raw)[1]).kind != "confirm":
+    by = decision_turns(turns)
+    for t in sorted(by["resolved"] + by["unresolved"]):
+        confirmed = parse_action(split_reasoning(turns[t].raw)[1]).kind == "confirm"
+        if confirmed == (t in by["unresolved"]):
             return t
     return None
 
 
 def pivotal_turn(turns: Sequence[Any], closed: bool, success: bool = False) -> int | None:
     """``turn_sampling="pivotal"``: :func:`decisive_turn`, and in a failed episode that ran out of turns with no
-    invalid answer, the first resolved state it passed by (:func:`missed_turn`); ``None`` if it met none.
+    invalid answer, its first decision against the tag (:func:`missed_turn`: a satisfied user passed by, or a
+    CONFIRM under an unresolved tag that the user refused); ``None`` if it made none.
 
     Why: under ``decisive`` an episode that hits the turn limit trains nothing, so once GRPO has taught the policy
-    not to confirm under an unresolved tag nothing holds up CONFIRM under a resolved one -- the KL penalty pulls
-    it back to the warm start's rate and below (measured: held-out ``P(confirm | resolved)`` 0.95 -> 0.53 on
-    seed 1 between steps 72 and 96, success 0.681 -> 0.487). Passing by a satisfied user is the decision that
-    lost such an episode; trained with the failure's advantage, it pushes CONFIRM under a resolved tag up.
+    not to close under an unresolved tag, most failures train nothing: the KL penalty pulls CONFIRM under a
+    resolved tag back (measured: held-out ``P(confirm | resolved)`` 0.95 -> 0.53 on seed 1 between steps 72 and
+    96, success 0.681 -> 0.487), and refused CONFIRMs under an unresolved tag creep back in and waste the turns
+    (seed 5, counting pass-bys only: ``P(confirm | unresolved)`` 0.01 -> 0.19 in the last 12 steps, success
+    0.719 -> 0.394). That decision is what lost such an episode; trained with the failure's advantage, it is
+    pushed down.
 
     >>> from hear2act.training.episodes import TurnRecord
     >>> seen = TurnRecord("User: a\\nAssistant: [ACTION: RECOMMEND] [OPTION: 1] A?\\nUser: ok", "",

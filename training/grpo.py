@@ -112,8 +112,8 @@ class Hear2ActArgs:
                                                                    "hit the turn limit), decisive (closing, but "
                                                                    "an episode's first invalid answer if it has "
                                                                    "one), pivotal (decisive, and in an "
-                                                                   "episode that ran out of turns the first "
-                                                                   "resolved state it passed by) or branch "
+                                                                   "episode that ran out of turns its first "
+                                                                   "decision against the state tag) or branch "
                                                                    "(K continuations "
                                                                    "of one replayed decision state per group; "
                                                                    "hear2act.training.branching)"})
