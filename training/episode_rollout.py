@@ -216,7 +216,7 @@ def decisive_turn(turns: Sequence[Any], closed: bool, success: bool = False) -> 
     return bad[0] if bad else len(turns) - 1 if closed else None
 
 
-def missed_turn(turns: Sequence[Any]) -> int | None:
+def against_tag_turn(turns: Sequence[Any]) -> int | None:
     """The first decision that went against the state tag the policy saw: a turn that answered a recommendation
     under a ``resolved`` tag with something other than CONFIRM (the user was satisfied and the policy looked
     further), or under an ``unresolved`` tag with CONFIRM (refused by the user when the option breaks the hard
@@ -227,11 +227,11 @@ def missed_turn(turns: Sequence[Any]) -> int | None:
     ...     return TurnRecord("User: a\\nAssistant: [ACTION: RECOMMEND] [OPTION: 1] A?\\nUser: ok", "",
     ...                       f"CONCERN STATE: x ({tag})", answer)
     >>> go_on, close = "[ACTION: RECOMMEND] [OPTION: 2] B?", "[ACTION: CONFIRM] Done."
-    >>> missed_turn([seen("unresolved", go_on), seen("resolved", go_on), seen("resolved", go_on)])
+    >>> against_tag_turn([seen("unresolved", go_on), seen("resolved", go_on), seen("resolved", go_on)])
     1
-    >>> missed_turn([seen("unresolved", go_on), seen("unresolved", close), seen("resolved", go_on)])
+    >>> against_tag_turn([seen("unresolved", go_on), seen("unresolved", close), seen("resolved", go_on)])
     1
-    >>> missed_turn([seen("resolved", close)]), missed_turn([seen("unresolved", go_on)])
+    >>> against_tag_turn([seen("resolved", close)]), against_tag_turn([seen("unresolved", go_on)])
     (None, None)
     """
     from hear2act_env.dialogue.actions import parse_action
@@ -248,7 +248,7 @@ def missed_turn(turns: Sequence[Any]) -> int | None:
 
 def pivotal_turn(turns: Sequence[Any], closed: bool, success: bool = False) -> int | None:
     """``turn_sampling="pivotal"``: :func:`decisive_turn`, and in a failed episode that ran out of turns with no
-    invalid answer, its first decision against the tag (:func:`missed_turn`: a satisfied user passed by, or a
+    invalid answer, its first decision against the tag (:func:`against_tag_turn`: a satisfied user passed by, or a
     CONFIRM under an unresolved tag that the user refused); ``None`` if it made none.
 
     Why: under ``decisive`` an episode that hits the turn limit trains nothing, so once GRPO has taught the policy
@@ -269,7 +269,7 @@ def pivotal_turn(turns: Sequence[Any], closed: bool, success: bool = False) -> i
     (2, None)
     """
     picked = decisive_turn(turns, closed, success)
-    return missed_turn(turns) if picked is None and not success else picked
+    return against_tag_turn(turns) if picked is None and not success else picked
 
 
 def closing_baseline(rewards: Sequence[float], closed: Sequence[bool], k: int) -> list[float]:
@@ -501,13 +501,13 @@ __all__ = [
     "LOGGED",
     "EpisodeGRPOTrainer",
     "SamplingPolicy",
+    "against_tag_turn",
     "closing_baseline",
     "decisive_turn",
     "episode_reward",
     "evaluate_model",
     "heldout_callback",
     "make_rollout_func",
-    "missed_turn",
     "pivotal_turn",
     "play_model",
     "reward_funcs",
