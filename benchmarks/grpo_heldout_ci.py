@@ -5,7 +5,7 @@ paired bootstrap intervals per seed and pooled over seeds.
 
 For each run directory it loads the warm start (``RUN/sft``) and the trained policy (``RUN/grpo``), replays the
 run's held-out episodes with the exact settings it recorded (``RUN/grpo_learning.json``: ids, episode seeds,
-decoding temperature, reward) through ``hf:``'s stack
+decoding temperature, the reward GRPO scored with) through ``hf:``'s stack
 (:func:`hear2act.training.episode_rollout.evaluate_model`), and checks the replay against the figures the run
 printed (its history's first and last rows; a mismatch is printed, not hidden). Then per run the success delta
 with a paired bootstrap 95% interval over the held-out scenarios, and over all runs together the mean delta with
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-KEYS = ("success", "premature_closure", "confirm_if_resolved", "confirm_if_unresolved")
+KEYS = ("success", "premature_closure", "reward", "confirm_if_resolved", "confirm_if_unresolved")
 
 
 def replay(run: Path) -> dict:
@@ -33,11 +33,14 @@ def replay(run: Path) -> dict:
 
     from hear2act.training.episode_rollout import evaluate_model
     from hear2act.training.episodes import EpisodeReward
+    from hear2act.training.grpo import DEFAULT_PROCESS_WEIGHTS, Hear2ActArgs
 
     record = json.loads((run / "grpo_learning.json").read_text(encoding="utf-8"))
     args = record["args"]
-    reward = EpisodeReward(turn_cost=args["turn_cost"], failure_cost=args["failure_cost"],
-                           fit_credit=args.get("fit_credit", 0.0), invalid_cost=args.get("invalid_cost", 0.0))
+    # The reward the run's held-out evaluation scored with: hear2act.training.grpo's, from the flags it was given.
+    reward = EpisodeReward.from_args(Hear2ActArgs(
+        turn_cost=args["turn_cost"], failure_cost=args["failure_cost"], fit_credit=args["fit_credit"],
+        invalid_cost=args["invalid_cost"], process_weights=args["process_weights"] or DEFAULT_PROCESS_WEIGHTS))
     torch.set_num_threads(int(args.get("threads", 1)))
     out = {"run": str(run), "seed": record["seed"], "versions": record.get("versions", {})}
     for name, want in (("sft", record["history"][0]), ("grpo", record["history"][-1])):

@@ -213,6 +213,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     torch.set_num_threads(args.threads)
     from hear2act.agents.llm.tiny import build_tiny_causal_lm
+    from hear2act.eval.stats import paired_interval
     from hear2act.training import grpo, sft
     from hear2act.training.splits import bundled_split, eval_ids
 
@@ -271,20 +272,16 @@ def main(argv: list[str] | None = None) -> dict:
               "grpo_steps": summary_grpo["steps"], "grpo_mean_step_s": summary_grpo["mean_step_time_s"],
               "before": before, "after": after, "history": history, "timings_s": timings, "load_average": load_avg,
               "delta_success_points": 100 * (after["success"] - before["success"])}
-    if "success_by_episode" in before and "success_by_episode" in after:
-        from hear2act.eval.stats import paired_interval
-
-        _, low, high = paired_interval(before["success_by_episode"], after["success_by_episode"])
-        result["delta_success_ci95_points"] = [100 * low, 100 * high]
+    _, low, high = paired_interval(before["success_by_episode"], after["success_by_episode"])
+    result["delta_success_ci95_points"] = [100 * low, 100 * high]
     (out / "grpo_learning.json").write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
     _plot(history, Path(args.figure), _title(args, len(held)), refs["explore-tag"])
-    ci = ", paired bootstrap 95% CI [{:+.1f}, {:+.1f}]".format(*result["delta_success_ci95_points"]) \
-        if "delta_success_ci95_points" in result else ""
     for name, ref in refs.items():
         print(f"reference {name}: success {ref['success']:.3f}, premature closure {ref['premature_closure']:.3f}, "
               f"reward {ref['reward']:+.3f}")
     print(f"held-out ({len(held)} episodes, seeds 10000+i, T={args.eval_temperature:g}): success "
-          f"{before['success']:.3f} -> {after['success']:.3f} ({result['delta_success_points']:+.1f} points{ci}); "
+          f"{before['success']:.3f} -> {after['success']:.3f} ({result['delta_success_points']:+.1f} points, "
+          f"paired bootstrap 95% CI [{100 * low:+.1f}, {100 * high:+.1f}]); "
           f"P(confirm|resolved) {before['confirm_if_resolved']:.2f} -> {after['confirm_if_resolved']:.2f}, "
           f"P(confirm|unresolved) {before['confirm_if_unresolved']:.2f} -> {after['confirm_if_unresolved']:.2f}; "
           f"premature closure {before['premature_closure']:.3f} -> {after['premature_closure']:.3f}; mean reward "

@@ -70,6 +70,7 @@ import numpy as np
 
 from hear2act.agents.base import PolicyInput, PolicyOutput
 from hear2act.agents.llm.reasoning import split_reasoning
+from hear2act.agents.llm.window import clip_prompt, model_field
 
 from .branching import branch_reward, play_branched
 from .episodes import PROCESS_TERMS, EpisodeReward, play, summarize
@@ -101,6 +102,9 @@ class SamplingPolicy:
         self.access, self.reasoning, self.assistant = access, reasoning, assistant
         self.max_new_tokens, self.temperature, self.top_p, self.top_k = max_new_tokens, temperature, top_p, top_k
         self.salt, self.name = salt, name
+        # A model windowed on every layer sees only the prompt's last tokens (hear2act.agents.llm.window): the
+        # rollout samples from, and GRPO trains on, exactly the ids hf: evaluation feeds it.
+        self.field = model_field(model)
 
     def messages(self, item: PolicyInput) -> list[dict[str, Any]]:
         from hear2act.agents.llm.policy import decision_messages
@@ -113,17 +117,13 @@ class SamplingPolicy:
 
         from hear2act.agents.llm.backend import text_only
         from hear2act.agents.llm.hf import SeededSampler
-        from hear2act.agents.llm.window import clip_prompt, model_field
 
         if not items:
             return []
         tok = self.tokenizer
         texts = [tok.apply_chat_template(text_only(self.messages(it), self.name), tokenize=False,
                                          add_generation_prompt=True) for it in items]
-        # A model windowed on every layer sees only the prompt's last tokens (hear2act.agents.llm.window): the
-        # rollout samples from, and GRPO trains on, exactly the ids hf: evaluation feeds it.
-        field = model_field(self.model)
-        prompt_ids = [clip_prompt(tok(t, add_special_tokens=False)["input_ids"], field) for t in texts]
+        prompt_ids = [clip_prompt(tok(t, add_special_tokens=False)["input_ids"], self.field) for t in texts]
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         width = max(len(p) for p in prompt_ids)
         device = next(self.model.parameters()).device
