@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .content import DomainContent, PersonaContent, VisibleRange, load_all_domains
+from .cube import cube_leaders, decoy_sides, leader_shares
 from .model import Attribute, FrozenMap, Option, Scenario
 from .profile import deal_blind
 
@@ -44,6 +45,9 @@ TRAP_MEETS_BLIND = (0.2, 1.0)
 # against 0.737 / 0.348), but the routing question sets were labelled on the attributes each scenario
 # shows now, and 3-4 moved 3,560 of their 28,821 recorded decisions (docs/protocol-choices.md).
 DISTRACTORS = (1, 2)
+# With ``build_bank(decoys=True)`` (a control, not the bundled bank): the weight, in the deal's distance, of
+# the gold's place on the cube reader's picks (:mod:`.cube`). Measured in benchmarks/options_cube.py.
+STRUCTURE_WEIGHT = 20.0
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 # The premium model: what an option offers raises its numeric visible values (price up,
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
@@ -79,9 +83,10 @@ def _number(v: float) -> float | int:
 class _Builder:
     """Builds one scenario; a class only to keep the shared state readable."""
 
-    def __init__(self, domain: DomainContent, index: int, twin_deal: bool = True) -> None:
+    def __init__(self, domain: DomainContent, index: int, twin_deal: bool = True, decoys: bool = False) -> None:
         self.domain = domain
         self.twin_deal = twin_deal
+        self.decoys = decoys
         self.p: PersonaContent = domain.personas[index]
         self.id = f"{domain.slug}-{index + 1:02d}"
         self.rng = scenario_rng(self.id)
@@ -220,6 +225,7 @@ class _Builder:
         traps = ["".join("1" if g.random() < meets else "0" for _ in range(3)) for _ in range(2)]
         pats = [*patterns, *traps]
         rows: list[dict[str, str | float | int]] = [{} for _ in pats]
+        decoys = self._decoys(g, patterns, shown, ladder, required) if self.decoys else {}
         for attr in shown:
             need, req = ladder.get(attr.name), required.get(attr.name)
             groups: dict[tuple[str, ...], list[int]] = {}
@@ -227,6 +233,8 @@ class _Builder:
                 if req is not None:
                     broken = row in breaks and self.p.requirements[breaks[row]] is req
                     pool = tuple(v for v in attr.values if (v in req.values) != broken)
+                elif need is None and attr.name in decoys and row < 9:
+                    pool = self._decoy_pools(attr)[decoys[attr.name][row]]
                 elif need is None:
                     pool = tuple(attr.values)
                 else:
@@ -239,6 +247,39 @@ class _Builder:
                 for row in members:
                     rows[row][attr.name] = str(pool[int(g.choice(len(pool), p=weights))])
         return rows
+
+    def _decoys(self, g: np.random.Generator, patterns: list[str], shown: list[Attribute], ladder: dict,
+                required: dict) -> dict[str, list[int]]:
+        """Sides (0/1 per row 0..8) of each distractor column: a decoy of the pattern cube.
+
+        Each distractor, put in place of one column of the cube the needs form (or of a decoy
+        cube made before it), completes another cube whose 111 pair is not that cube's, so an
+        options-only reader who searches for the cube (:mod:`.cube`) finds several."""
+        truth = [[int(p[j]) for p in patterns] for j in range(3)]
+        cubes: list[tuple[list[list[int]], tuple[int, int]]] = [(truth, (1, 2))]
+        out: dict[str, list[int]] = {}
+        for attr in shown:
+            if attr.name in ladder or attr.name in required:
+                continue
+            base, pair = cubes[int(g.integers(len(cubes)))]
+            made = decoy_sides(g, base, opening=0, pair=pair)
+            if made is None:
+                continue
+            sides, k = made
+            cube = [sides if j == k else base[j] for j in range(3)]
+            top = [r for r in range(9) if all(col[r] for col in cube)]
+            cubes.append((cube, (top[0], top[1])))
+            out[attr.name] = sides
+        return out
+
+    def _decoy_pools(self, attr: Attribute) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """A distractor's two sides as value pools (side 0, side 1): side 1 the values some persona
+        of the domain accepts when it is a need (else the premium half of the vocabulary), as a
+        need column's meeting side would be."""
+        good = [v for v in attr.values if v in self.desirable.get(attr.name, ())]
+        if not 0 < len(good) < len(attr.values):
+            good = list(attr.values[: (len(attr.values) + 1) // 2])
+        return tuple(v for v in attr.values if v not in good), tuple(good)
 
     def build(self) -> Scenario:
         rng, p = self.rng, self.p
@@ -299,11 +340,15 @@ class _Builder:
         # its nearest candidates and whether it leads them on the priority: the gold/safe
         # twin) is one drawn at random: counting values finds an arbitrary candidate, not the gold.
         blind = scenario_rng(f"{self.id}/categorical")
+        cube_columns = [a.name for a in shown if a.name not in required]
         categorical = deal_blind(
             lambda g: self._categorical(g, patterns[:9], shown, ladder, required, breaks),
             blind, [a.name for a in shown], candidates=list(range(1, 9)), opening=0, gold=1,
             desirable=self.desirable,
             priority_keys=(lambda rows: [self._priority_key(v) for v in numbers(rows)]) if self.twin_deal else None,
+            structure=(lambda rows: leader_shares(cube_leaders(
+                rows, cube_columns, range(1, 9), 0, [self._priority_key(v) for v in numbers(rows)]), range(1, 9)))
+            if self.decoys else None, structure_weight=STRUCTURE_WEIGHT,
         )
         visible_rows = [*numbers(categorical), *self.violator_values()]
 
@@ -347,21 +392,26 @@ def _describe(name: str, values: dict[str, str | float | int], attrs: Iterable[A
     return f"{name}: {', '.join(features + facts)}"
 
 
-def build_scenario(domain: DomainContent, index: int, twin_deal: bool = True) -> Scenario:
-    return _Builder(domain, index, twin_deal).build()
+def build_scenario(domain: DomainContent, index: int, twin_deal: bool = True, decoys: bool = False) -> Scenario:
+    return _Builder(domain, index, twin_deal, decoys).build()
 
 
-def build_bank(domains: Iterable[DomainContent] | None = None, twin_deal: bool = True) -> list[Scenario]:
+def build_bank(domains: Iterable[DomainContent] | None = None, twin_deal: bool = True,
+               decoys: bool = False) -> list[Scenario]:
     """Every scenario, domains in Table 6 order, personas in file order.
 
     ``twin_deal``: the categorical deal also matches the gold's twin statistics
     (:func:`~hear2act_env.scenarios.profile.twin_features`: its nearest candidates and
     whether it leads them on the priority) to a random candidate's, as the bundled bank
     does; ``False`` is the control that leaves them out (``benchmarks/options_twin.py
-    --no-twin-deal``, docs/protocol-choices.md).
+    --no-twin-deal``, docs/protocol-choices.md). ``decoys``: deal each distractor column as a
+    decoy of the need patterns' cube (:func:`~hear2act_env.scenarios.cube.decoy_sides`) and match
+    the gold's place on the cube reader's picks to a random candidate's; a measured control, not
+    the bundled bank (``benchmarks/options_cube.py``: it cuts the cube reader but raises other
+    options-only statistics with one or two distractor columns).
     """
     domains = load_all_domains() if domains is None else list(domains)
-    return [build_scenario(d, i, twin_deal) for d in domains for i in range(len(d.personas))]
+    return [build_scenario(d, i, twin_deal, decoys) for d in domains for i in range(len(d.personas))]
 
 
 def bank_text(scenarios: Iterable[Scenario]) -> str:

@@ -124,8 +124,10 @@ def twin_features(rows: Sequence[Row], columns: Sequence[str], candidates: Seque
 
 def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.Generator,
                columns: Sequence[str], candidates: Sequence[int], opening: int, gold: int,
-               draws: int = DRAWS, desirable: Mapping[str, Collection[str]] | None = None,
-               priority_keys: Callable[[list[Row]], Sequence[float]] | None = None) -> list[Row]:
+               draws: int | None = None, desirable: Mapping[str, Collection[str]] | None = None,
+               priority_keys: Callable[[list[Row]], Sequence[float]] | None = None,
+               structure: Callable[[list[Row]], Sequence[float]] | None = None,
+               structure_weight: float = 0.0) -> list[Row]:
     """Of ``draws`` seeded draws of the rows, the one whose gold looks most like a random candidate.
 
     A first draw names the model: one of its candidates other than the gold, at random,
@@ -142,11 +144,15 @@ def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.
     cand = list(candidates)
     g = cand.index(gold)
     weights = WEIGHTS if priority_keys is None else np.concatenate([WEIGHTS, TWIN_WEIGHTS])
+    if structure is not None:
+        weights = np.concatenate([weights, [structure_weight]])
 
     def places(rows: list[Row]) -> np.ndarray:
         f = features(rows, columns, cand, opening, desirable)[cand]
         if priority_keys is not None:
             f = np.column_stack([f, twin_features(rows, columns, cand, priority_keys(rows))])
+        if structure is not None:
+            f = np.column_stack([f, np.asarray(structure(rows), dtype=float)])
         return _ranks(f)
 
     first = draw(rng)
@@ -154,7 +160,7 @@ def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.
     others = [k for k, i in enumerate(cand) if i != gold]
     model = ref[others[int(rng.integers(len(others)))]]
     best, best_cost = first, float((weights * np.abs(ref[g] - model)).sum())
-    for _ in range(draws - 1):
+    for _ in range((DRAWS if draws is None else draws) - 1):
         rows = draw(rng)
         cost = float((weights * np.abs(places(rows)[g] - model)).sum())
         if cost < best_cost:
