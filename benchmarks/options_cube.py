@@ -2,7 +2,8 @@
 
     nice python benchmarks/options_cube.py                        # the bundled bank only (seconds)
     nice python benchmarks/options_cube.py --decoys               # + the decoy deal, rebuilt in memory (~2 min)
-    nice python benchmarks/options_cube.py --decoys --distractors 3 4 --out R.json
+    nice python benchmarks/options_cube.py --decoys --distractors 3 4 --write-banks /tmp/cube --out R.json
+    nice python benchmarks/options_probe_independent/run.py --bank /tmp/cube/bank-2.jsonl   # the decoy bank
 
 PROTOCOL.md fixes the patterns: the nine request-meeting options realise every (L1, L2, L3) pattern once
 plus the safe option's second 111, and the gold leads the safe option on the priority. The reader
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--distractors", type=int, nargs=2, metavar=("LOW", "HIGH"), default=None,
                    help="distractor columns per scenario for the rebuilt banks (default: the bundled bank's)")
     p.add_argument("--out", default="", help="write every figure as JSON to this file")
+    p.add_argument("--write-banks", default="", metavar="DIR",
+                   help="also write each rebuilt bank as JSONL under DIR (for options_probe_independent/run.py --bank)")
     args = p.parse_args(argv)
     banks = [("bundled", load_scenarios)]
     if args.distractors:
@@ -67,7 +70,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows = []
     for name, build in banks:
         t = time.time()
-        row = figures(name, build())
+        bank = build()
+        row = figures(name, bank)
+        if args.write_banks and name != "bundled":
+            Path(args.write_banks).mkdir(parents=True, exist_ok=True)
+            row["file"] = str(Path(args.write_banks) / f"bank-{len(rows)}.jsonl")
+            Path(row["file"]).write_text(generator.bank_text(bank), encoding="utf-8")
         row["seconds"] = round(time.time() - t, 1)
         rows.append(row)
         print(f"{name:40s} cube reader {row['cube_reader_top1']:.3f} (sure {row['every_cube_names_the_gold']:.3f})"

@@ -8,7 +8,7 @@ second 7, with the opening off 7. A reader of the options text alone can search 
 every triple of categorical columns the request does not name, every way of splitting each
 column's values into two sides, and keep the splits that form that cube; the leader (on
 the priority) of each cube's 111 pair is its guess. Left alone, one cube exists and its
-leader is the gold (0.879 of the -v3 bank's scenarios, ``benchmarks/options_floor.py``).
+leader is the gold (0.879 of the -v3 bank's scenarios, ``benchmarks/options_cube.py``).
 
 :func:`cube_leaders` is that reader. :func:`decoy_sides` is how the generator answers it:
 a distractor column (no need depends on it) whose two sides, put in place of one column of

@@ -48,6 +48,9 @@ DISTRACTORS = (1, 2)
 # With ``build_bank(decoys=True)`` (a control, not the bundled bank): the weight, in the deal's distance, of
 # the gold's place on the cube reader's picks (:mod:`.cube`). Measured in benchmarks/options_cube.py.
 STRUCTURE_WEIGHT = 20.0
+# The decoy deal's weights on the categorical statistics (profile.NAMES): likeness to the opening weighs more,
+# because a decoy column's sides leave the gold on the opening's side more often than a typical candidate.
+DECOY_WEIGHTS = np.array([1.0, 1.0, 1.0, 2.0, 6.0, 1.0, 1.0, 20.0, 1.0])
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 # The premium model: what an option offers raises its numeric visible values (price up,
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
@@ -349,6 +352,7 @@ class _Builder:
             structure=(lambda rows: leader_shares(cube_leaders(
                 rows, cube_columns, range(1, 9), 0, [self._priority_key(v) for v in numbers(rows)]), range(1, 9)))
             if self.decoys else None, structure_weight=STRUCTURE_WEIGHT,
+            weights=DECOY_WEIGHTS if self.decoys else None,
         )
         visible_rows = [*numbers(categorical), *self.violator_values()]
 

@@ -127,7 +127,7 @@ def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.
                draws: int | None = None, desirable: Mapping[str, Collection[str]] | None = None,
                priority_keys: Callable[[list[Row]], Sequence[float]] | None = None,
                structure: Callable[[list[Row]], Sequence[float]] | None = None,
-               structure_weight: float = 0.0) -> list[Row]:
+               structure_weight: float = 0.0, weights: np.ndarray | None = None) -> list[Row]:
     """Of ``draws`` seeded draws of the rows, the one whose gold looks most like a random candidate.
 
     A first draw names the model: one of its candidates other than the gold, at random,
@@ -143,7 +143,8 @@ def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.
     """
     cand = list(candidates)
     g = cand.index(gold)
-    weights = WEIGHTS if priority_keys is None else np.concatenate([WEIGHTS, TWIN_WEIGHTS])
+    base = WEIGHTS if weights is None else np.asarray(weights, dtype=float)
+    weights = base if priority_keys is None else np.concatenate([base, TWIN_WEIGHTS])
     if structure is not None:
         weights = np.concatenate([weights, [structure_weight]])
 
