@@ -68,8 +68,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     all three needs (the *gold*).
 
     Two matched realizations of the same user: under **Explicit lexical**
-    responses (``Hear2Act-Explicit-v3``) an unmet L2/L3 need is stated in
-    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v3``)
+    responses (``Hear2Act-Explicit-v4``) an unmet L2/L3 need is stated in
+    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v4``)
     it is absent from the words: the user says the same assent ("That could
     work...") whether the option is right or not, and only the delivery
     (hesitant, concerned, ...) tells. The full rules are in PROTOCOL.md.
@@ -148,7 +148,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     reads them.
 
     ## Arguments
-    ``gymnasium.make("Hear2Act-Prosody-v3", access="T",
+    ``gymnasium.make("Hear2Act-Prosody-v4", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
     turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
     audio_cache=None, perceiver=None, affect=None, matcher="learned")``
@@ -193,6 +193,16 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``i`` on scenario ``ids[i]``.
 
     ## Version History
+    - v4: results changed, so the version moved (``-v0`` to ``-v3`` raise
+      Gymnasium's ``DeprecatedEnv`` naming ``-v4``). The bank was regenerated:
+      every scenario shows three or four distractor columns (one or two before),
+      each dealt as a decoy of the cube the need patterns form, and the deal also
+      matches the gold's share of a structural reader's picks to an arbitrary
+      candidate's. That reader (``hear2act_env.scenarios.cube``: three columns
+      whose value splits give every pattern once plus the safe option's second
+      111; it names the leader of that pair) named the gold in 0.879 of ``-v3``'s
+      scenarios from the options text alone. Questions about a newly shown
+      attribute now get the user's not-a-need answer rather than the general one.
     - v3: results changed, so the version moved (``-v0``/``-v1``/``-v2`` raise
       Gymnasium's ``DeprecatedEnv`` naming ``-v3``). The bank was regenerated: the
       categorical deal also matches the gold's twin statistics (its nearest

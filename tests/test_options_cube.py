@@ -3,13 +3,12 @@
 PROTOCOL.md fixes that the nine request-meeting options realise every (L1, L2, L3) pattern once
 plus the safe option's second 111, and that the gold leads the safe option on the priority.
 ``hear2act_env.scenarios.cube.cube_leaders`` searches the options text for three columns whose
-value splits form that cube and names the leader of its 111 pair. Measured on the shipped bank
-(``python benchmarks/options_cube.py``): it names the gold in 0.879 of scenarios (every cube it
-finds names the gold in 0.765), against chance 0.125 and the issue's limit 0.20 for any options-only
-reader. The decoy deal (``build_bank(decoys=True)``, a control) cuts it to 0.29-0.39 but, with the bundled
-bank's one or two distractor columns, raises other options-only statistics past the validator's limit; with
-three or four columns it reads 0.208 with the validator clean (docs/protocol-choices.md, not shipped: an env
-version bump). The record is below.
+value splits form that cube and names the leader of its 111 pair. On env -v3's bank (1-2 distractor
+columns, no decoys) it named the gold in 0.879 of scenarios (every cube it found named the gold in
+0.765), against chance 0.125 and the issue's limit 0.20 for any options-only reader. Env -v4 deals
+3-4 distractor columns as decoy cubes (``generator.build_bank(decoys=True)``, the default): 0.208
+(``python benchmarks/options_cube.py``; ``--control --distractors 1 2`` rebuilds -v3's bank). The
+record is below: still above the limit, by a hair.
 """
 
 from __future__ import annotations
@@ -66,13 +65,11 @@ def test_a_decoy_column_completes_another_cube_with_another_pair():
 
 @pytest.mark.xfail(strict=True, reason=(
     "issue 17 §1: the protocol's cube (every pattern once plus the safe option's 111, the gold ahead of the safe) "
-    "lets a structural options-only reader name the gold in 0.879 of the bank's scenarios; the decoy deal "
-    "(build_bank(decoys=True)) cuts it to 0.29-0.39 but raises the validator's options-only statistics past 0.20 "
-    "with the one or two distractor columns the routing data was labelled on (3-4 columns: 0.208, validator clean; "
-    "an env version bump, not shipped)"))
+    "let a structural options-only reader name the gold in 0.879 of -v3's scenarios; -v4's decoy distractors cut "
+    "it to 0.208, still above 0.20"))
 def test_the_cube_reader_names_the_gold_at_most_at_the_limit():
     rate, sure = cube.reader_rate(load_scenarios())
-    assert rate == pytest.approx(0.879, abs=0.002) and sure == pytest.approx(0.765, abs=0.002)  # the record
+    assert rate == pytest.approx(0.208, abs=0.002) and sure < 0.01  # the record
     assert rate <= 0.20
 
 
@@ -82,8 +79,8 @@ def eight_domains():
 
 
 def test_the_decoy_deal_cuts_the_cube_reader(eight_domains):
-    """Eight domains (80 scenarios): the shipped deal's cube reader is far above chance, the decoy deal's far lower."""
-    shipped, _ = cube.reader_rate(build_bank(eight_domains))
-    decoyed, _ = cube.reader_rate(build_bank(eight_domains, decoys=True))
-    assert shipped > 0.75
-    assert decoyed < shipped - 0.35
+    """Eight domains (80 scenarios): without decoys the cube reader is far above chance, with them far lower."""
+    control, _ = cube.reader_rate(build_bank(eight_domains, decoys=False))
+    decoyed, _ = cube.reader_rate(build_bank(eight_domains))
+    assert control > 0.7
+    assert decoyed < control - 0.35

@@ -19,7 +19,8 @@ pair alike on every need column, the gold ahead on the priority; top-1 0.685 wit
 boosting): with :func:`_twin_features` added the classifier below read the bank at 0.834 / 0.590.
 Env -v3: the deal also matches the gold's twin statistics (generator ``twin_deal``), and the
 classifier reads 0.737 / 0.348 (0.710 / 0.298 without the twin features; the one-rule twin reader
-of :func:`_twin_rule` 0.426 -> 0.185).
+of :func:`_twin_rule` 0.426 -> 0.185). Env -v4: 3-4 distractor columns dealt as decoys of the
+need patterns' cube (``tests/test_options_cube.py``): 0.707 / 0.300.
 """
 
 from __future__ import annotations
@@ -163,9 +164,9 @@ def _success(bank, agent: str, env_id: str, access: str) -> float:
 
 def test_the_never_ask_value_agent_stays_at_the_floor(bank):
     """Recommends by the options-only value ranking, confirms unless the words object."""
-    assert _success(bank, "options-value", "Hear2Act-Prosody-v3", "T") <= 0.20
+    assert _success(bank, "options-value", "Hear2Act-Prosody-v4", "T") <= 0.20
     # Under Explicit responses every unmet need is said in words, so walking on works.
-    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v3", "T") >= 0.9
+    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v4", "T") >= 0.9
 
 
 def test_strict_bound_words_are_strict(bank):
@@ -245,11 +246,11 @@ def _numeric_and_categorical(bank: list[Scenario]) -> list[tuple[np.ndarray, np.
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "issue 17 §1, open: on the bundled bank this classifier reaches AUC 0.737, top-1 0.348 with the twin "
-    "features (0.834 / 0.590 before the twin deal of -v3) and 0.710 / 0.298 without them. What is left: the "
-    "numbers with the categories, and the desirable values (688 of 1,440 needs have no value another persona "
-    "of the domain accepts, so a reader counting the better values sees the gold among the options with the "
-    "most) -- a content change of the 48 domains, or more distractor columns with the routing data relabelled"))
+    "issue 17 §1, open: on the bundled bank (-v4: 3-4 distractor columns dealt as decoy cubes) this classifier "
+    "reaches AUC 0.707, top-1 0.300 with the twin features (0.737 / 0.348 on -v3's bank, 0.834 / 0.590 before "
+    "the twin deal of -v3). What is left: the numbers with the categories, and the desirable values (688 of "
+    "1,440 needs have no value another persona of the domain accepts, so a reader counting the better values "
+    "sees the gold among the options with the most)"))
 def test_a_learned_classifier_with_categorical_features_is_near_chance(bank):
     """Numeric ranks plus categorical structure (value frequencies, modal-value agreement,
     likeness to the opening), logistic regression, 5-fold CV grouped by scenario."""

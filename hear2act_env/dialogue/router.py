@@ -29,7 +29,10 @@ candidate's score is a sum of
 
 General's score gets a fixed ``general_offset`` (stored with the weights;
 chosen on the validation set ``tests/data/heldout_questions_v2.jsonl`` to
-balance need-targeted and general accuracy, see ``training/router_fit.py``).
+balance need-targeted and general accuracy, see ``training/router_fit.py``),
+and a shown distractor's a ``distractor_offset`` (-1.0, chosen on v2 when env
+-v4 showed 3-4 distractor columns: v2 need / general 0.948 / 0.948 -> 0.951 /
+0.958; 695 of 697 questions about a shown distractor still route to it).
 The highest score wins (ties: the order of the candidates, so deterministic);
 an attribute the scenario lacks, or general, routes to ``None``. A domain with
 no learned weights (a custom scenario) falls back on the lexical evidence and
@@ -209,6 +212,9 @@ class Router:
             raise ValueError(f"router weights: 'psi' must be {list(PSI)}, got {weights.get('psi')!r}")
         self.beta = tuple(float(b) for b in weights["beta"])
         self.general_offset = float(weights.get("general_offset", 0.0))
+        # Added to a shown distractor's score: misrouting a need question there tells the agent the need does not
+        # matter, a worse error than a general answer (chosen on the validation set v2 with env -v4's bank).
+        self.distractor_offset = float(weights.get("distractor_offset", 0.0))
         self.classes: dict[str, dict[str, float]] = weights["weights"]
         self.version = str(weights.get("version", ""))
         self._steps: dict[tuple[int, tuple[str, ...]], tuple[int, tuple[Any, ...]]] = {}  # see _step
@@ -255,6 +261,10 @@ class Router:
         psi = lexical_evidence(scenario, question, cands)
         totals = [sum(b * x for b, x in zip(self.beta, p, strict=True)) for p in psi]
         totals[-1] += self.general_offset  # general is always the last candidate
+        if self.distractor_offset:
+            for i, c in enumerate(cands):
+                if c.target is not None and c.target.kind == "distractor":
+                    totals[i] += self.distractor_offset
         feats = question_features(question)
         # Each candidate adds its weights feature by feature (sorted), class by class within a feature:
         # the order the former per-scenario inverted tables added them in, so every score is the same float.

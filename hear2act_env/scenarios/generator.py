@@ -11,7 +11,9 @@ all-needs option (the *safe* one); two more violate a visible requirement of
 the request. On the request's priority attribute (price for "cheapest",
 rating for "best-rated") the opening option leads, the gold sits behind it and
 the safe option behind the gold. The opening misses at least one need (any of
-L1/L2/L3; in some scenarios only L1).
+L1/L2/L3; in some scenarios only L1). Three or four distractor columns are dealt as
+decoys of the cube the need patterns form (:mod:`.cube`), so that a reader who searches
+the options for that cube finds several and their leaders are not all the gold.
 """
 
 from __future__ import annotations
@@ -40,13 +42,14 @@ TRAP_MEETS = 0.25  # chance that a request violator meets a given need (the v1 d
 # the opening and the violators then share the all-needs rows' values about as often as
 # any candidate's.
 TRAP_MEETS_BLIND = (0.2, 1.0)
-# How many distractor attributes a scenario shows (fewest, most; as many as the domain has). More would
-# dilute the need columns an options-only reader counts (3-4 with the twin deal: classifier 0.704 / 0.281
-# against 0.737 / 0.348), but the routing question sets were labelled on the attributes each scenario
-# shows now, and 3-4 moved 3,560 of their 28,821 recorded decisions (docs/protocol-choices.md).
-DISTRACTORS = (1, 2)
-# With ``build_bank(decoys=True)`` (a control, not the bundled bank): the weight, in the deal's distance, of
-# the gold's place on the cube reader's picks (:mod:`.cube`). Measured in benchmarks/options_cube.py.
+# How many distractor attributes a scenario shows (fewest, most; as many as the domain has). Env -v4: 3-4
+# (1-2 before), each dealt as a decoy of the need patterns' cube (:mod:`.cube`): with 1-2 the decoys left
+# the gold on the opening's side too often (a validator rule), with 3-4 the deal has room for both
+# (benchmarks/options_cube.py). The routing question sets were labelled on 1-2; their recorded decisions were
+# re-recorded on the -v4 bank (tests/test_router.py --record).
+DISTRACTORS = (3, 4)
+# The decoy deal (the bundled bank; ``build_bank(decoys=False)`` is the control): the weight, in the deal's
+# distance, of the gold's place on the cube reader's picks (:mod:`.cube`). Measured in benchmarks/options_cube.py.
 STRUCTURE_WEIGHT = 20.0
 # The decoy deal's weights on the categorical statistics (profile.NAMES): likeness to the opening weighs more,
 # because a decoy column's sides leave the gold on the opening's side more often than a typical candidate.
@@ -86,7 +89,7 @@ def _number(v: float) -> float | int:
 class _Builder:
     """Builds one scenario; a class only to keep the shared state readable."""
 
-    def __init__(self, domain: DomainContent, index: int, twin_deal: bool = True, decoys: bool = False) -> None:
+    def __init__(self, domain: DomainContent, index: int, twin_deal: bool = True, decoys: bool = True) -> None:
         self.domain = domain
         self.twin_deal = twin_deal
         self.decoys = decoys
@@ -396,12 +399,12 @@ def _describe(name: str, values: dict[str, str | float | int], attrs: Iterable[A
     return f"{name}: {', '.join(features + facts)}"
 
 
-def build_scenario(domain: DomainContent, index: int, twin_deal: bool = True, decoys: bool = False) -> Scenario:
+def build_scenario(domain: DomainContent, index: int, twin_deal: bool = True, decoys: bool = True) -> Scenario:
     return _Builder(domain, index, twin_deal, decoys).build()
 
 
 def build_bank(domains: Iterable[DomainContent] | None = None, twin_deal: bool = True,
-               decoys: bool = False) -> list[Scenario]:
+               decoys: bool = True) -> list[Scenario]:
     """Every scenario, domains in Table 6 order, personas in file order.
 
     ``twin_deal``: the categorical deal also matches the gold's twin statistics
@@ -410,9 +413,8 @@ def build_bank(domains: Iterable[DomainContent] | None = None, twin_deal: bool =
     does; ``False`` is the control that leaves them out (``benchmarks/options_twin.py
     --no-twin-deal``, docs/protocol-choices.md). ``decoys``: deal each distractor column as a
     decoy of the need patterns' cube (:func:`~hear2act_env.scenarios.cube.decoy_sides`) and match
-    the gold's place on the cube reader's picks to a random candidate's; a measured control, not
-    the bundled bank (``benchmarks/options_cube.py``: it cuts the cube reader but raises other
-    options-only statistics with one or two distractor columns).
+    the gold's place on the cube reader's picks to a random candidate's, as the bundled bank does
+    (env -v4); ``False`` is the control (``benchmarks/options_cube.py``).
     """
     domains = load_all_domains() if domains is None else list(domains)
     return [build_scenario(d, i, twin_deal, decoys) for d in domains for i in range(len(d.personas))]

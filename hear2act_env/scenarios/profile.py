@@ -140,30 +140,42 @@ def deal_blind(draw: Callable[[np.random.Generator], list[Row]], rng: np.random.
     (lower is better) as the rows' numbers would then be dealt; the :func:`twin_features`
     join the statistics matched (weights :data:`TWIN_WEIGHTS`), so that the gold's nearest
     candidates, and whether it leads them, are also an arbitrary candidate's.
+
+    ``structure(rows)``, when given, returns one more statistic per candidate (the generator's
+    decoy deal: each candidate's share of the cube reader's picks, :mod:`.cube`), matched the
+    same way with weight ``structure_weight``; it is read only for a draw that could still
+    win. ``weights`` replaces :data:`WEIGHTS` for the nine categorical statistics.
     """
     cand = list(candidates)
     g = cand.index(gold)
     base = WEIGHTS if weights is None else np.asarray(weights, dtype=float)
     weights = base if priority_keys is None else np.concatenate([base, TWIN_WEIGHTS])
-    if structure is not None:
-        weights = np.concatenate([weights, [structure_weight]])
 
     def places(rows: list[Row]) -> np.ndarray:
         f = features(rows, columns, cand, opening, desirable)[cand]
         if priority_keys is not None:
             f = np.column_stack([f, twin_features(rows, columns, cand, priority_keys(rows))])
-        if structure is not None:
-            f = np.column_stack([f, np.asarray(structure(rows), dtype=float)])
         return _ranks(f)
+
+    def structure_place(rows: list[Row]) -> np.ndarray:
+        return _ranks(np.asarray(structure(rows), dtype=float))  # type: ignore[misc]
 
     first = draw(rng)
     ref = places(first)
     others = [k for k, i in enumerate(cand) if i != gold]
-    model = ref[others[int(rng.integers(len(others)))]]
+    pick = others[int(rng.integers(len(others)))]
+    model = ref[pick]
     best, best_cost = first, float((weights * np.abs(ref[g] - model)).sum())
+    if structure is not None:
+        ref_s = structure_place(first)
+        model_s = ref_s[pick]
+        best_cost += structure_weight * abs(ref_s[g] - model_s)
     for _ in range((DRAWS if draws is None else draws) - 1):
         rows = draw(rng)
         cost = float((weights * np.abs(places(rows)[g] - model)).sum())
+        # the structure term is never negative: a draw already as far as the best needs no reading of it
+        if structure is not None and cost < best_cost:
+            cost += structure_weight * abs(structure_place(rows)[g] - model_s)
         if cost < best_cost:
             best, best_cost = rows, cost
     return best
