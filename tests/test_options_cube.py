@@ -6,7 +6,7 @@ plus the safe option's second 111, and that the gold leads the safe option on th
 value splits form that cube and names the leader of its 111 pair. On env -v3's bank (1-2 distractor
 columns, no decoys) it named the gold in 0.879 of scenarios (every cube it found named the gold in
 0.765), against chance 0.125 and the issue's limit 0.20 for any options-only reader. Env -v4 deals
-3-4 distractor columns as decoy cubes (``generator.build_bank(decoys=True)``, the default): 0.208
+3-4 distractor columns as decoy cubes (``generator.build_bank(decoys=True)``, the default): 0.209
 (``python benchmarks/options_cube.py``; ``--control --distractors 1 2`` rebuilds -v3's bank). The
 record is below: still above the limit, by a hair.
 """
@@ -66,10 +66,10 @@ def test_a_decoy_column_completes_another_cube_with_another_pair():
 @pytest.mark.xfail(strict=True, reason=(
     "issue 17 §1: the protocol's cube (every pattern once plus the safe option's 111, the gold ahead of the safe) "
     "let a structural options-only reader name the gold in 0.879 of -v3's scenarios; -v4's decoy distractors cut "
-    "it to 0.208, still above 0.20"))
+    "it to 0.209, still above 0.20"))
 def test_the_cube_reader_names_the_gold_at_most_at_the_limit():
     rate, sure = cube.reader_rate(load_scenarios())
-    assert rate == pytest.approx(0.208, abs=0.002) and sure < 0.01  # the record
+    assert rate == pytest.approx(0.209, abs=0.002) and sure < 0.01  # the record
     assert rate <= 0.20
 
 

@@ -59,6 +59,11 @@ OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
 NEED_PREMIUM = (1.2, 1.0, 1.0)
 VALUE_PREMIUM = 1.2  # 0.8 before the blind categorical deal (its spread columns dilute the premium)
+# The distractor columns' premium weighs in all at most as much as this many columns' did (env -v3 showed 1-2,
+# at full weight): with 3-4 columns at full weight their premium would outweigh the needs' and move the six other
+# options' numbers off the need premium (the never-ask value agent read 22.1% under Prosody T, over the 20% floor;
+# benchmarks/options_floor.py).
+PREMIUM_COLUMNS = 2.0
 PREMIUM_NOISE = 0.15
 # The Dirichlet concentration of the weights a group of rows (those that may show the same values of a
 # column) shares in the blind categorical deal: small, so a column is sometimes one value, sometimes spread.
@@ -132,10 +137,11 @@ class _Builder:
         score = 0.0
         for n in self.p.needs:
             score += NEED_PREMIUM[n.level - 1] * (values[n.attribute] in n.accept)
+        share = PREMIUM_COLUMNS / max(PREMIUM_COLUMNS, sum(kind == "distractor" for kind in kinds.values()))
         for name, kind in kinds.items():
             if kind == "distractor":
                 vocab = self.domain.attribute(name).values
-                score += VALUE_PREMIUM * (len(vocab) - 1 - vocab.index(str(values[name]))) / (len(vocab) - 1)
+                score += VALUE_PREMIUM * share * (len(vocab) - 1 - vocab.index(str(values[name]))) / (len(vocab) - 1)
         return score + noise
 
     def premium_vectors(self) -> list[dict[str, float | int]]:
