@@ -225,13 +225,14 @@ def _twin_rule(bank: list[Scenario]) -> float:
 
 def test_the_twin_deal_hides_the_gold_safe_twin(bank):
     """The bundled bank's categorical deal also matches the gold's nearest candidates, and whether it
-    leads them, to an arbitrary candidate's; the control deal (``twin_deal=False``) leaves the twin."""
+    leads them, to an arbitrary candidate's; the control deal (``twin_deal=False``, and no decoy
+    distractors, which blur the twin too) leaves the twin. Env -v4: 0.325 -> 0.149 (-v3: 0.426 -> 0.185)."""
     domains = load_all_domains()[:8]
     shipped = bank[: sum(len(d.personas) for d in domains)]
-    control = build_bank(domains, twin_deal=False)
+    control = build_bank(domains, twin_deal=False, decoys=False)
     assert [s.id for s in control] == [s.id for s in shipped]
     before, after = _twin_rule(control), _twin_rule(shipped)
-    assert before > 0.35 and after < before - 0.15, (before, after)
+    assert before > 0.3 and after < before - 0.15, (before, after)
 
 
 def _numeric_and_categorical(bank: list[Scenario]) -> list[tuple[np.ndarray, np.ndarray]]:
