@@ -28,7 +28,7 @@ import numpy as np
 from .content import DomainContent, PersonaContent, VisibleRange, load_all_domains
 from .cube import cube_leaders, decoy_sides, leader_shares
 from .model import Attribute, FrozenMap, Option, Scenario
-from .profile import deal_blind
+from .profile import NAMES, WEIGHTS, deal_blind
 
 BANK_VERSION = "v1"
 BANK_FILE = Path(__file__).resolve().parent.parent / "data" / f"scenarios-{BANK_VERSION}.jsonl"
@@ -51,9 +51,9 @@ DISTRACTORS = (3, 4)
 # The decoy deal (the bundled bank; ``build_bank(decoys=False)`` is the control): the weight, in the deal's
 # distance, of the gold's place on the cube reader's picks (:mod:`.cube`). Measured in benchmarks/options_cube.py.
 STRUCTURE_WEIGHT = 20.0
-# The decoy deal's weights on the categorical statistics (profile.NAMES): likeness to the opening weighs more,
+# The decoy deal's weights on the categorical statistics: profile.WEIGHTS, but likeness to the opening weighs 6,
 # because a decoy column's sides leave the gold on the opening's side more often than a typical candidate.
-DECOY_WEIGHTS = np.array([1.0, 1.0, 1.0, 2.0, 6.0, 1.0, 1.0, 20.0, 1.0])
+DECOY_WEIGHTS = np.where(np.array(NAMES) == "agree_open", 6.0, WEIGHTS)
 OPENING_WEIGHTS = (0.27, 0.27, 0.18, 0.1, 0.08, 0.05, 0.05)
 # The premium model: what an option offers raises its numeric visible values (price up,
 # rating up). Weight of a met L1/L2/L3 need, of a premium categorical value, and the noise.
@@ -240,13 +240,14 @@ class _Builder:
         decoys = self._decoys(g, patterns, shown, ladder, required) if self.decoys else {}
         for attr in shown:
             need, req = ladder.get(attr.name), required.get(attr.name)
+            sides = self._decoy_pools(attr) if attr.name in decoys else None
             groups: dict[tuple[str, ...], list[int]] = {}
             for row, pattern in enumerate(pats):
                 if req is not None:
                     broken = row in breaks and self.p.requirements[breaks[row]] is req
                     pool = tuple(v for v in attr.values if (v in req.values) != broken)
-                elif need is None and attr.name in decoys and row < 9:
-                    pool = self._decoy_pools(attr)[decoys[attr.name][row]]
+                elif sides is not None and row < 9:
+                    pool = sides[decoys[attr.name][row]]
                 elif need is None:
                     pool = tuple(attr.values)
                 else:
