@@ -1,0 +1,186 @@
+"""Generator levers against the options-only readers (issue 17 §1): rebuild the bank with changed settings.
+
+    nice python benchmarks/options_levers.py                                   # the shipped settings, rebuilt
+    nice python benchmarks/options_levers.py --set "OPENING_WEIGHTS=(1/7,)*7" --probe --write /tmp/levers
+    nice python benchmarks/options_levers.py --salt v1b --probe          # another draw of the shipped bank
+    nice python benchmarks/options_floor.py --scenarios /tmp/levers/<label>.jsonl   # what a rebuilt bank costs
+
+Each run rebuilds all 480 scenarios with the generator's constants changed as ``--set NAME=VALUE`` says (a
+Python expression; only the names in :data:`LEVERS`) and prints, for that bank, what
+``benchmarks/options_cube.py`` prints (the cube reader's expected top-1, the validator's bank rules, the in-repo
+learned options-only classifier's AUC / top-1), a binomial 95% interval on each top-1 (about +-0.04 at 0.25 on
+480 scenarios), and how far prices follow the distractor values' premium (:func:`price_follows_premium`).
+``--probe`` adds the independent probe (``options_probe_independent/run.py``: logistic regression and gradient
+boosting). ``--salt S`` seeds every scenario's generator from ``S`` instead of the bank version
+(``generator.BANK_VERSION``, "v1"): the same settings, another draw of the whole bank, so a lever's effect can be
+told from the spread between draws. The shipped settings read 0.209 / 0.260 / 0.346 / 0.331 (cube, classifier,
+probe logistic, probe boosting) on "v1" (the bundled bank, rebuilt byte for byte) and 0.191 / 0.290 / 0.304 /
+0.302 on "v1b". What the levers measured did: docs/protocol-choices.md, "Levers measured, not shipped". Never
+writes the bundled bank file; ``--write DIR`` keeps the rebuilt bank as ``DIR/<label>.jsonl``. About 3 min a
+run with ``--probe`` (2 min of it the build), on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from options_cube import figures  # noqa: E402
+
+from hear2act_env.scenarios import generator, load_scenarios  # noqa: E402
+
+# The settings a run may change, each a generator constant read while the bank is built.
+LEVERS = {
+    "OPENING_WEIGHTS": "weights of the opening's seven patterns (110, 101, 100, 011, 010, 001, 000)",
+    "NEED_PREMIUM": "how much a met L1/L2/L3 need raises an option's numbers (the premium model)",
+    "VALUE_PREMIUM": "how much a distractor's premium value raises them",
+    "DISTRACTORS": "fewest and most distractor columns a scenario shows",
+    "STRUCTURE_WEIGHT": "weight of the gold's place on the cube reader's picks in the decoy deal",
+}
+
+
+def parse_setting(text: str) -> tuple[str, object]:
+    """``NAME=EXPR`` -> (NAME, value); NAME must be one of :data:`LEVERS`.
+
+    >>> parse_setting("VALUE_PREMIUM=0")
+    ('VALUE_PREMIUM', 0)
+    >>> parse_setting("OPENING_WEIGHTS=(1/7,)*7")[1][0] == 1 / 7
+    True
+    """
+    name, sep, expr = text.partition("=")
+    name = name.strip()
+    if not sep or name not in LEVERS:
+        raise ValueError(f"--set {text!r}: expected NAME=VALUE with NAME one of {sorted(LEVERS)}")
+    return name, eval(expr, {"__builtins__": {}}, {})  # a literal or simple arithmetic, typed by the user
+
+
+def interval(p: float, n: int) -> tuple[float, float]:
+    """A binomial 95% interval (normal approximation) for a share ``p`` of ``n`` scenarios."""
+    half = 1.96 * math.sqrt(max(p * (1 - p), 0.0) / n)
+    return round(max(0.0, p - half), 3), round(min(1.0, p + half), 3)
+
+
+def price_follows_premium(bank: list) -> float:
+    """Mean over scenarios of the rank correlation, across the request-meeting options, between an option's
+    distractor premium (its values' places in their vocabularies, which content lists from the premium end;
+    1 = premium) and its price (the first ``$`` attribute): how far the numbers follow what is offered. Scenarios
+    without a distractor column or a price, or with either constant, are left out."""
+
+    def ranks(x: list[float]) -> np.ndarray:
+        return np.argsort(np.argsort(np.asarray(x), kind="stable"), kind="stable").astype(float)
+
+    out = []
+    for s in bank:
+        rows = [o for o in s.options if o.meets_request]
+        shown = [a for a in s.attributes if a.kind == "distractor" and not a.numeric]
+        price = [a for a in s.attributes if a.numeric and a.better == "lower" and a.prefix == "$"]
+        if not shown or not price:
+            continue
+        premium = [
+            np.mean([(len(a.values) - 1 - a.values.index(str(o.values[a.name]))) / (len(a.values) - 1) for a in shown])
+            for o in rows
+        ]
+        cost = [float(o.values[price[0].name]) for o in rows]
+        if np.std(premium) > 0 and np.std(cost) > 0:
+            out.append(float(np.corrcoef(ranks(premium), ranks(cost))[0, 1]))
+    return round(float(np.mean(out)), 3)
+
+
+def build(settings: dict[str, object], salt: str | None, domains: list | None = None) -> list:
+    """The bank under ``settings`` (and ``salt``), the generator's constants restored afterwards
+    (``domains``: a subset of the domains' content, for a quick look; default all 48)."""
+    names = [*settings, "BANK_VERSION"]
+    saved = {k: getattr(generator, k) for k in names}
+    try:
+        for k, v in settings.items():
+            setattr(generator, k, v)
+        if salt is not None:
+            generator.BANK_VERSION = salt  # scenario_rng reads it per scenario
+        return generator.build_bank(domains)
+    finally:
+        for k, v in saved.items():
+            setattr(generator, k, v)
+
+
+def probe(bank_file: Path) -> dict:
+    """The independent probe's figures for a bank file (its own process: it must not import the repository)."""
+    with tempfile.TemporaryDirectory(prefix="levers_probe_") as tmp:
+        out = Path(tmp) / "probe.json"
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / "options_probe_independent" / "run.py"),
+                "--bank",
+                str(bank_file),
+                "--out",
+                str(out),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        models = json.loads(out.read_text())["models"]
+    return {f"probe_{name}_{k}": round(v, 4) for name, m in models.items() for k, v in m.items()}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"change one generator constant (one of {', '.join(LEVERS)})",
+    )
+    ap.add_argument("--salt", default=None, help="seed the scenarios from this string instead of the bank version")
+    ap.add_argument("--probe", action="store_true", help="also the independent probe (needs scikit-learn)")
+    ap.add_argument("--write", type=Path, default=None, metavar="DIR", help="keep the rebuilt bank here")
+    ap.add_argument("--label", default="", help="name of this run in the output (default: from the settings)")
+    ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON to this file")
+    args = ap.parse_args(argv)
+    try:
+        settings = dict(parse_setting(s) for s in args.set)
+    except ValueError as e:
+        ap.error(str(e))
+    label = args.label or (" ".join(args.set) or "shipped") + (f" salt={args.salt}" if args.salt else "")
+    start = time.time()
+    scenarios = build(settings, args.salt)
+    built = time.time() - start
+    with tempfile.TemporaryDirectory(prefix="levers_") as tmp:
+        folder = args.write or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / (label.replace(" ", "_").replace("/", "-")[:120] + ".jsonl")
+        generator.write_bank(path, scenarios)
+        bank = load_scenarios(path)
+        result = {
+            "label": label,
+            "settings": {k: repr(v) for k, v in settings.items()},
+            "salt": args.salt,
+            **figures(str(path), bank),
+            "build_s": round(built, 1),
+        }
+        if args.probe:
+            result.update(probe(path))
+    n = len(bank)
+    for key in [k for k in result if k.endswith("top1")]:
+        result[key + "_95"] = interval(float(result[key]), n)
+    result["seconds"] = round(time.time() - start, 1)
+    print(json.dumps(result))
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()
