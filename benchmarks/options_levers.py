@@ -63,7 +63,10 @@ def parse_setting(text: str) -> tuple[str, object]:
     name = name.strip()
     if not sep or name not in LEVERS:
         raise ValueError(f"--set {text!r}: expected NAME=VALUE with NAME one of {sorted(LEVERS)}")
-    return name, eval(expr, {"__builtins__": {}}, {})  # a literal or simple arithmetic, typed by the user
+    try:  # a literal or simple arithmetic, typed by the user; no names, no builtins
+        return name, eval(expr, {"__builtins__": {}}, {})
+    except Exception as e:
+        raise ValueError(f"--set {text!r}: the value {expr!r} is not a Python literal or arithmetic ({e})") from None
 
 
 def interval(p: float, n: int) -> tuple[float, float]:
@@ -78,8 +81,9 @@ def price_follows_premium(bank: list) -> float:
     1 = premium) and its price (the first ``$`` attribute): how far the numbers follow what is offered. Scenarios
     without a distractor column or a price, or with either constant, are left out."""
 
-    def ranks(x: list[float]) -> np.ndarray:
-        return np.argsort(np.argsort(np.asarray(x), kind="stable"), kind="stable").astype(float)
+    def ranks(x: list[float]) -> np.ndarray:  # average ranks: tied values (a shared premium) share their places
+        a = np.asarray(x, dtype=float)
+        return (a[None, :] < a[:, None]).sum(axis=1) + ((a[None, :] == a[:, None]).sum(axis=1) - 1) / 2
 
     out = []
     for s in bank:

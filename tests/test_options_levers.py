@@ -25,6 +25,8 @@ def test_a_setting_names_a_known_constant():
         options_levers.parse_setting("BANK_VERSION='x'")  # not a lever: the message lists the levers
     with pytest.raises(ValueError, match="NAME=VALUE"):
         options_levers.parse_setting("VALUE_PREMIUM")
+    with pytest.raises(ValueError, match="'open'"):
+        options_levers.parse_setting("VALUE_PREMIUM=open('x')")  # no names, no builtins
 
 
 def test_the_shipped_settings_rebuild_the_bundled_scenarios_and_a_salt_draws_others(two_domains):
