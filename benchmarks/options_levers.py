@@ -39,7 +39,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from options_cube import figures  # noqa: E402
 
-from hear2act_env.scenarios import generator, load_scenarios  # noqa: E402
+from hear2act_env.scenarios import generator  # noqa: E402
+from hear2act_env.scenarios.profile import _ranks as average_ranks  # noqa: E402
 
 # The settings a run may change, each a generator constant read while the bank is built.
 LEVERS = {
@@ -80,11 +81,6 @@ def price_follows_premium(bank: list) -> float:
     distractor premium (its values' places in their vocabularies, which content lists from the premium end;
     1 = premium) and its price (the first ``$`` attribute): how far the numbers follow what is offered. Scenarios
     without a distractor column or a price, or with either constant, are left out."""
-
-    def ranks(x: list[float]) -> np.ndarray:  # average ranks: tied values (a shared premium) share their places
-        a = np.asarray(x, dtype=float)
-        return (a[None, :] < a[:, None]).sum(axis=1) + ((a[None, :] == a[:, None]).sum(axis=1) - 1) / 2
-
     out = []
     for s in bank:
         rows = [o for o in s.options if o.meets_request]
@@ -98,7 +94,8 @@ def price_follows_premium(bank: list) -> float:
         ]
         cost = [float(o.values[price[0].name]) for o in rows]
         if np.std(premium) > 0 and np.std(cost) > 0:
-            out.append(float(np.corrcoef(ranks(premium), ranks(cost))[0, 1]))
+            # average ranks: tied values (a shared premium) share their places
+            out.append(float(np.corrcoef(average_ranks(np.array(premium)), average_ranks(np.array(cost)))[0, 1]))
     return round(float(np.mean(out)), 3)
 
 
@@ -165,18 +162,17 @@ def main(argv: list[str] | None = None) -> dict:
         folder = args.write or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / (label.replace(" ", "_").replace("/", "-")[:120] + ".jsonl")
-        generator.write_bank(path, scenarios)
-        bank = load_scenarios(path)
+        generator.write_bank(path, scenarios)  # for --write and the probe, which reads only files
         result = {
             "label": label,
             "settings": {k: repr(v) for k, v in settings.items()},
             "salt": args.salt,
-            **figures(str(path), bank),
+            **figures(str(path), scenarios),
             "build_s": round(built, 1),
         }
         if args.probe:
             result.update(probe(path))
-    n = len(bank)
+    n = len(scenarios)
     for key in [k for k in result if k.endswith("top1")]:
         result[key + "_95"] = interval(float(result[key]), n)
     result["seconds"] = round(time.time() - start, 1)

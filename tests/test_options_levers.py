@@ -19,6 +19,11 @@ def two_domains():
     return load_all_domains()[:2]
 
 
+@pytest.fixture(scope="module")
+def shipped(two_domains):
+    return options_levers.build({}, None, two_domains)
+
+
 def test_a_setting_names_a_known_constant():
     assert options_levers.parse_setting("NEED_PREMIUM=(0, 0, 0)") == ("NEED_PREMIUM", (0, 0, 0))
     with pytest.raises(ValueError, match="OPENING_WEIGHTS"):
@@ -29,9 +34,8 @@ def test_a_setting_names_a_known_constant():
         options_levers.parse_setting("VALUE_PREMIUM=open('x')")  # no names, no builtins
 
 
-def test_the_shipped_settings_rebuild_the_bundled_scenarios_and_a_salt_draws_others(two_domains):
+def test_the_shipped_settings_rebuild_the_bundled_scenarios_and_a_salt_draws_others(two_domains, shipped):
     bundled = {s.id: s for s in load_scenarios()}
-    shipped = options_levers.build({}, None, two_domains)
     assert [s.to_dict() for s in shipped] == [bundled[s.id].to_dict() for s in shipped]
     salted = options_levers.build({}, "v1b", two_domains)
     moved = [s.id for s, t in zip(shipped, salted, strict=True) if s.to_dict() != t.to_dict()]
@@ -39,11 +43,10 @@ def test_the_shipped_settings_rebuild_the_bundled_scenarios_and_a_salt_draws_oth
     assert generator.BANK_VERSION == "v1"  # ... and the bank version restored
 
 
-def test_a_lever_moves_the_bank_and_is_restored(two_domains):
+def test_a_lever_moves_the_bank_and_is_restored(two_domains, shipped):
     shipped_weights = generator.OPENING_WEIGHTS
     changed = options_levers.build({"OPENING_WEIGHTS": (1 / 7,) * 7}, None, two_domains)
     assert shipped_weights == generator.OPENING_WEIGHTS
-    shipped = options_levers.build({}, None, two_domains)
     assert [s.to_dict() for s in changed] != [s.to_dict() for s in shipped]
     # the request, needs and shown attributes do not depend on the opening's weights
     for s, t in zip(changed, shipped, strict=True):
@@ -51,8 +54,8 @@ def test_a_lever_moves_the_bank_and_is_restored(two_domains):
         assert (s.request, s.needs, shown[0]) == (t.request, t.needs, shown[1])
 
 
-def test_prices_follow_the_premium_only_with_the_premium_model(two_domains):
-    with_premium = options_levers.price_follows_premium(options_levers.build({}, None, two_domains))
+def test_prices_follow_the_premium_only_with_the_premium_model(two_domains, shipped):
+    with_premium = options_levers.price_follows_premium(shipped)
     without = options_levers.price_follows_premium(
         options_levers.build({"NEED_PREMIUM": (0, 0, 0), "VALUE_PREMIUM": 0}, None, two_domains))
     assert with_premium > 0.1 and abs(without) < with_premium / 2, (with_premium, without)
