@@ -26,7 +26,7 @@ def real_clips(n: int) -> list:
 
     import hear2act_env  # noqa: F401  (registers the env ids)
 
-    env = gym.make("Hear2Act-Prosody-v4", access="A+T", disable_env_checker=True)
+    env = gym.make("Hear2Act-Prosody-v5", access="A+T", disable_env_checker=True)
     clips, seed = [], 0
     while len(clips) < n:
         obs, _ = env.reset(seed=seed)

@@ -122,7 +122,7 @@ def measure(access: str, episodes: list[Episode], rounds: int) -> dict[str, floa
 
 def audio_ratio(episodes: list[Episode], n_scenarios: int, rounds: int) -> tuple[float, float, int]:
     """(median warm A+T step / T+S step, median A+T step in us, steps) over the first scenarios' episodes."""
-    env_id = "Hear2Act-Prosody-v4"
+    env_id = "Hear2Act-Prosody-v5"
     chosen = [e for e in episodes if e[0] == env_id][:n_scenarios]
     text = {env_id: gym.make(env_id, access="T+S", disable_env_checker=True).unwrapped}
     audio_env = gym.make(env_id, access="A+T", disable_env_checker=True).unwrapped

@@ -1,8 +1,7 @@
-"""The pattern cube (issue 17 §1): how often a structural options-only reader names the gold, decoy deal vs control.
+"""The pattern cube (issue 17 §1): how often a structural options-only reader names the gold, designs vs control.
 
     nice python benchmarks/options_cube.py                        # the bundled bank only (seconds)
-    nice python benchmarks/options_cube.py --control              # + the deal without decoys, rebuilt (~1.5 min)
-    nice python benchmarks/options_cube.py --control --distractors 1 2 --write-banks /tmp/cube   # env -v3's bank
+    nice python benchmarks/options_cube.py --control --write-banks /tmp/cube   # + the needs' cube alone, rebuilt
     nice python benchmarks/options_probe_independent/run.py --bank /tmp/cube/bank-1.jsonl        # that bank
 
 PROTOCOL.md fixes the patterns: the nine request-meeting options realise every (L1, L2, L3) pattern once
@@ -14,9 +13,8 @@ For each bank this prints the reader's expected top-1 (chance 0.125; the issue's
 scenarios in which every cube it finds names the gold, the validator's bank rules
 (``validate.bank_problems``: options-only orderings, the never-ask value ranker) and the in-repo learned
 options-only classifier (``tests/test_options_shortcuts.py``: AUC / top-1, grouped by scenario).
-``--distractors LOW HIGH`` rebuilds with that many distractor columns (the bundled bank: 3 4; env -v3 showed
-1 2 and dealt no decoys, so ``--control --distractors 1 2`` rebuilds its bank byte for byte). ``--decoys``
-also rebuilds with the decoy deal (with ``--distractors``: that many columns). Never writes the bank file.
+``--control`` also rebuilds the bank with ``generator.build_bank(designs=False)``: the needs' cube alone, every
+distractor's sides a fair coin (env -v3's deal, on -v5's columns). Never writes the bank file.
 """
 from __future__ import annotations
 
@@ -54,23 +52,14 @@ def figures(name: str, bank: list) -> dict:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--control", action="store_true", help="also rebuild the bank without the decoy deal")
-    p.add_argument("--decoys", action="store_true", help="also rebuild the bank with the decoy deal")
-    p.add_argument("--distractors", type=int, nargs=2, metavar=("LOW", "HIGH"), default=None,
-                   help="distractor columns per scenario for the rebuilt banks (default: the bundled bank's)")
+    p.add_argument("--control", action="store_true", help="also rebuild the bank without the cube designs")
     p.add_argument("--out", default="", help="write every figure as JSON to this file")
     p.add_argument("--write-banks", default="", metavar="DIR",
                    help="also write each rebuilt bank as JSONL under DIR (for options_probe_independent/run.py --bank)")
     args = p.parse_args(argv)
     banks = [("bundled", load_scenarios)]
-    if args.distractors:
-        generator.DISTRACTORS = tuple(args.distractors)
     if args.control:
-        banks.append(("no decoys" + (f", {args.distractors} distractors" if args.distractors else ""),
-                      lambda: generator.build_bank(decoys=False)))
-    if args.decoys:
-        banks.append(("decoy deal" + (f", {args.distractors} distractors" if args.distractors else ""),
-                      lambda: generator.build_bank(decoys=True)))
+        banks.append(("the needs' cube alone", lambda: generator.build_bank(designs=False)))
     rows = []
     for name, build in banks:
         t = time.time()

@@ -53,7 +53,7 @@ class AskEveryAgent(TranscriptRuleAgent):
         return self._recommend(self._next(current))
 
 
-def play(bank, agent_factory, env_id: str = "Hear2Act-Prosody-v4", access: str = "T") -> tuple[float, float]:
+def play(bank, agent_factory, env_id: str = "Hear2Act-Prosody-v5", access: str = "T") -> tuple[float, float]:
     env = gym.make(env_id, access=access, scenarios=bank).unwrapped
     rows = [run_episode(env, agent_factory(), s.id, i) for i, s in enumerate(bank)]
     return 100 * sum(r["success"] for r in rows) / len(rows), sum(r["turns"] for r in rows) / len(rows)

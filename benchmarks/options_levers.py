@@ -9,15 +9,13 @@ Each run rebuilds all 480 scenarios with the generator's constants changed as ``
 Python expression; only the names in :data:`LEVERS`) and prints, for that bank, what
 ``benchmarks/options_cube.py`` prints (the cube reader's expected top-1, the validator's bank rules, the in-repo
 learned options-only classifier's AUC / top-1), a binomial 95% interval on each top-1 (about +-0.04 at 0.25 on
-480 scenarios), and how far prices follow the distractor values' premium (:func:`price_follows_premium`).
+480 scenarios), and how far prices follow what an option offers (:func:`price_follows_offers`).
 ``--probe`` adds the independent probe (``options_probe_independent/run.py``: logistic regression and gradient
 boosting). ``--salt S`` seeds every scenario's generator from ``S`` instead of the bank version
 (``generator.BANK_VERSION``, "v1"): the same settings, another draw of the whole bank, so a lever's effect can be
-told from the spread between draws. The shipped settings read 0.209 / 0.260 / 0.346 / 0.331 (cube, classifier,
-probe logistic, probe boosting) on "v1" (the bundled bank, rebuilt byte for byte) and 0.191 / 0.290 / 0.304 /
-0.302 on "v1b". What the levers measured did: docs/protocol-choices.md, "Levers measured, not shipped". Never
-writes the bundled bank file; ``--write DIR`` keeps the rebuilt bank as ``DIR/<label>.jsonl``. About 3 min a
-run with ``--probe`` (2 min of it the build), on one core.
+told from the spread between draws. Figures for env -v5's bank and for env -v4's levers: docs/protocol-choices.md,
+"Cube designs" and "Levers measured, not shipped". Never writes the bundled bank file; ``--write DIR`` keeps
+the rebuilt bank as ``DIR/<label>.jsonl``. About 15 s a run with ``--probe``, on one core.
 """
 
 from __future__ import annotations
@@ -39,24 +37,28 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from options_cube import figures  # noqa: E402
 
-from hear2act_env.scenarios import generator  # noqa: E402
+from hear2act_env.scenarios import design, generator  # noqa: E402
 from hear2act_env.scenarios.profile import _ranks as average_ranks  # noqa: E402
+from hear2act_env.scenarios.shortcuts import desirable_values  # noqa: E402
 
-# The settings a run may change, each a generator constant read while the bank is built.
+# The settings a run may change, each a constant of the generator (or of its cube designs) read while the bank
+# is built: name -> (module, what it is).
 LEVERS = {
-    "OPENING_WEIGHTS": "weights of the opening's seven patterns (110, 101, 100, 011, 010, 001, 000)",
-    "NEED_PREMIUM": "how much a met L1/L2/L3 need raises an option's numbers (the premium model)",
-    "VALUE_PREMIUM": "how much a distractor's premium value raises them",
-    "DISTRACTORS": "fewest and most distractor columns a scenario shows",
-    "STRUCTURE_WEIGHT": "weight of the gold's place on the cube reader's picks in the decoy deal",
+    "OPENING_WEIGHTS": (design, "weights of the opening's seven patterns (110, 101, 100, 011, 010, 001, 000)"),
+    "GROUP_CONCENTRATION": (generator, "Dirichlet concentration of the values one side of a column shows (0: uniform)"),
+    "MERIT_NOISE": (generator, "how loosely ratings, distances, ... follow what an option offers"),
+    "COST_NOISE": (generator, "how loosely prices follow what an option offers"),
+    "VIOLATOR_SIDE": (generator, "chance that a request violator shows a column's side 1"),
+    "WALK_KEEP": (generator, "chance that a number draw whose never-ask value walk ends at the gold is kept"),
+    "WALK_DRAWS": (generator, "most number draws per scenario"),
 }
 
 
 def parse_setting(text: str) -> tuple[str, object]:
     """``NAME=EXPR`` -> (NAME, value); NAME must be one of :data:`LEVERS`.
 
-    >>> parse_setting("VALUE_PREMIUM=0")
-    ('VALUE_PREMIUM', 0)
+    >>> parse_setting("COST_NOISE=0")
+    ('COST_NOISE', 0)
     >>> parse_setting("OPENING_WEIGHTS=(1/7,)*7")[1][0] == 1 / 7
     True
     """
@@ -76,43 +78,41 @@ def interval(p: float, n: int) -> tuple[float, float]:
     return round(max(0.0, p - half), 3), round(min(1.0, p + half), 3)
 
 
-def price_follows_premium(bank: list) -> float:
-    """Mean over scenarios of the rank correlation, across the request-meeting options, between an option's
-    distractor premium (its values' places in their vocabularies, which content lists from the premium end;
-    1 = premium) and its price (the first ``$`` attribute): how far the numbers follow what is offered. Scenarios
-    without a distractor column or a price, or with either constant, are left out."""
+def price_follows_offers(bank: list) -> float:
+    """Mean over scenarios of the rank correlation, across the request-meeting options, between what an option
+    offers as a reader with world knowledge counts it (the share of its categorical values that some need of the
+    domain accepts: ``shortcuts.desirable_values``) and its price (the first ``$`` attribute): how far the numbers
+    follow what is offered. Scenarios without a price, or with either constant, are left out."""
+    good = desirable_values(bank)
     out = []
     for s in bank:
         rows = [o for o in s.options if o.meets_request]
-        shown = [a for a in s.attributes if a.kind == "distractor" and not a.numeric]
+        cats = [a.name for a in s.attributes if not a.numeric]
         price = [a for a in s.attributes if a.numeric and a.better == "lower" and a.prefix == "$"]
-        if not shown or not price:
+        if not cats or not price:
             continue
-        premium = [
-            np.mean([(len(a.values) - 1 - a.values.index(str(o.values[a.name]))) / (len(a.values) - 1) for a in shown])
-            for o in rows
-        ]
+        offers = [np.mean([str(o.values[c]) in good[s.domain].get(c, ()) for c in cats]) for o in rows]
         cost = [float(o.values[price[0].name]) for o in rows]
-        if np.std(premium) > 0 and np.std(cost) > 0:
-            # average ranks: tied values (a shared premium) share their places
-            out.append(float(np.corrcoef(average_ranks(np.array(premium)), average_ranks(np.array(cost)))[0, 1]))
+        if np.std(offers) > 0 and np.std(cost) > 0:
+            # average ranks: tied values share their places
+            out.append(float(np.corrcoef(average_ranks(np.array(offers)), average_ranks(np.array(cost)))[0, 1]))
     return round(float(np.mean(out)), 3)
 
 
 def build(settings: dict[str, object], salt: str | None, domains: list | None = None) -> list:
     """The bank under ``settings`` (and ``salt``), the generator's constants restored afterwards
     (``domains``: a subset of the domains' content, for a quick look; default all 48)."""
-    names = [*settings, "BANK_VERSION"]
-    saved = {k: getattr(generator, k) for k in names}
+    modules = {k: LEVERS[k][0] for k in settings} | {"BANK_VERSION": generator}
+    saved = {k: getattr(m, k) for k, m in modules.items()}
     try:
         for k, v in settings.items():
-            setattr(generator, k, v)
+            setattr(modules[k], k, v)
         if salt is not None:
             generator.BANK_VERSION = salt  # scenario_rng reads it per scenario
         return generator.build_bank(domains)
     finally:
         for k, v in saved.items():
-            setattr(generator, k, v)
+            setattr(modules[k], k, v)
 
 
 def probe(bank_file: Path) -> dict:
@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> dict:
             "salt": args.salt,
             **figures(str(path), scenarios),
             "build_s": round(built, 1),
+            "price_follows_offers": price_follows_offers(scenarios),
         }
         if args.probe:
             result.update(probe(path))

@@ -2,7 +2,7 @@
 
     nice -n 19 python benchmarks/options_twin.py A A2 B C D A-u B-u D-u
     for k in 1 2; do nice -n 19 python benchmarks/options_twin.py --reseed $k A B C D; done
-    nice -n 19 python benchmarks/options_twin.py --no-twin-deal A B-u   # control: the deal without the twin statistics
+    nice -n 19 python benchmarks/options_twin.py --control A B-u   # control: the needs' cube alone (no cube designs)
 
 Why: the gold and the safe option both meet every need, and 74% of need columns accept one value, so
 the two show the same value in every need column -- the one candidate pair no need column forces apart;
@@ -175,7 +175,7 @@ def classifier(bank) -> dict:
             "auc_numeric_only": an, "top1_numeric_only": tn, "auc_cat_only": ac, "top1_cat_only": tc}
 
 
-def run(mode: str, twin_deal: bool = True) -> dict:
+def run(mode: str, designs: bool = True) -> dict:
     t = time.time()
     domains, load_errs = domains_for(mode)
     res = {"variant": mode, "loader_errors": len(load_errs), "loader_examples": load_errs[:5],
@@ -183,8 +183,8 @@ def run(mode: str, twin_deal: bool = True) -> dict:
     cc = content_bank_problems(domains)
     res.update(content_check=len(cc), content_check_examples=cc[:5])
     with uniform_picks(mode.endswith("-u")):
-        bank = build_bank(domains, twin_deal=twin_deal)
-    res["twin_deal"] = twin_deal
+        bank = build_bank(domains, designs=designs)
+    res["designs"] = designs
     res["build_s"] = round(time.time() - t, 1)
     per = [str(e) for s in bank for e in problems(s)]
     bp = [str(e) for e in bank_problems(bank)]
@@ -205,18 +205,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("variants", nargs="+", choices=["A", "A2", "B", "C", "D", "A-u", "B-u", "D-u"])
     p.add_argument("--reseed", type=int, default=0, help="k > 0: re-seed every scenario (bank version v1 -> v1sk), "
                    "another realisation of the same content, for the seed-to-seed spread; 0: the shipped seeds")
-    p.add_argument("--no-twin-deal", dest="twin_deal", action="store_false", help="control: build with "
-                   "generator.build_bank(twin_deal=False), the categorical deal leaving out the gold's twin statistics")
+    p.add_argument("--control", dest="designs", action="store_false", help="control: build with "
+                   "generator.build_bank(designs=False), the needs' cube alone and the distractors' sides at random")
     p.add_argument("--out", default="", help="write every figure (problem examples included) to this JSON file")
     args = p.parse_args(argv)
     if args.reseed:
         gen.BANK_VERSION = f"v1s{args.reseed}"
     results = []
     for mode in args.variants:
-        r = run(mode, args.twin_deal)
+        r = run(mode, args.designs)
         r["seed"] = args.reseed
         results.append(r)
-        name = mode + ("" if args.twin_deal else "-no-twin-deal")
+        name = mode + ("" if args.designs else "-control")
         print(f"{name:4s} accept1 {r['structure']['accept1_share']:.2f} | problems {r['scenario_problems']}/"
               f"{r['bank_problems']} | g/s identical need/all {r['gold_safe_identical_need_cols']:.2f}/"
               f"{r['gold_safe_identical_all_cat']:.2f} | twin rule {r['twin_rule_top1']:.3f} "

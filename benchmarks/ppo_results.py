@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the repo's packages come first
 
 ACCESS = ("T", "T+S", "T+S_hat", "A+T")
-ENVS = {"Prosody": "Hear2Act-Prosody-v4", "Explicit": "Hear2Act-Explicit-v4"}
+ENVS = {"Prosody": "Hear2Act-Prosody-v5", "Explicit": "Hear2Act-Explicit-v5"}
 FIGURE = ROOT / "docs" / "figures" / "ppo_learning_curves.png"
 
 

@@ -42,7 +42,7 @@ from hear2act.agents import make_policy  # noqa: E402
 from hear2act.agents.llm.stopping import StopOnRule, truncate  # noqa: E402
 from hear2act.eval.engine import make_specs, run_episodes  # noqa: E402
 
-ENVS = {"Prosody": "Hear2Act-Prosody-v4", "Explicit": "Hear2Act-Explicit-v4"}
+ENVS = {"Prosody": "Hear2Act-Prosody-v5", "Explicit": "Hear2Act-Explicit-v5"}
 SCENARIOS = ["budget-airline-tickets-01", "restaurant-reservations-01", "vacation-rental-properties-01",
              "budget-airline-tickets-02", "restaurant-reservations-02", "vacation-rental-properties-02"]
 

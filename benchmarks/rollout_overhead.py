@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = str(build_tiny_causal_lm(Path(tempfile.mkdtemp(prefix="hear2act-bench-lm-"))))
     backend = HFBackend(model, max_new_tokens=args.max_new_tokens)
     ids = [s.id for s in load_scenarios()[:: max(1, 480 // args.episodes)]][: args.episodes]
-    specs = make_specs("Hear2Act-Prosody-v4", ids, seed=0, access=args.access)
+    specs = make_specs("Hear2Act-Prosody-v5", ids, seed=0, access=args.access)
 
     # Warm up (first-call allocations, lazy imports) on one short episode, then measure.
     warm = TimedBackend(backend)

@@ -95,7 +95,7 @@ def main() -> None:
     success = {}
     for access in ("T", "T+S", "T+S_hat", "T+affect"):
         t = time.perf_counter()
-        rows = list(run_condition("Hear2Act-Prosody-v4", "state-rule", access, scenario_ids=ids))
+        rows = list(run_condition("Hear2Act-Prosody-v5", "state-rule", access, scenario_ids=ids))
         success[access] = summarize(rows)["success"]
         print(f"4. state-rule, Prosody, {access:<8} success {success[access]:5.1f}% over {len(rows)} episodes "
               f"({time.perf_counter() - t:.0f}s)", flush=True)

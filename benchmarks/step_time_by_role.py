@@ -19,7 +19,7 @@ from hear2act_env.dialogue.engine import assess
 
 
 def main(repeats: int = 3, every: int = 4) -> None:
-    env = gym.make("Hear2Act-Prosody-v4", disable_env_checker=True).unwrapped
+    env = gym.make("Hear2Act-Prosody-v5", disable_env_checker=True).unwrapped
     times: dict[str, list[float]] = defaultdict(list)
     labelled: dict[int, list[tuple[float, bool]]] = {0: [], 1: []}
     for k, s in enumerate(env.scenarios[::every]):

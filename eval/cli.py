@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--agent", required=True, metavar="SPEC",
                    help=f"a registered agent ({', '.join(sorted(AGENTS))}) or a model: hf:PATH, "
                         "openai:MODEL@URL, omni:PATH, qwen2audio:PATH")
-    r.add_argument("--env", default="Hear2Act-Prosody-v4", choices=sorted(ENV_IDS))
+    r.add_argument("--env", default="Hear2Act-Prosody-v5", choices=sorted(ENV_IDS))
     r.add_argument("--access", default="T", choices=list(ACCESS))
     r.add_argument("--intervention", default="correct", choices=INTERVENTIONS,
                    help="state-tag intervention (access T+S only)")

@@ -54,7 +54,7 @@ class Turn:
         return self.words in GRAMMAR.pool("ASSENT")
 
 
-def collect_turns(env_id: str = "Hear2Act-Prosody-v4", seed: int = 0, limit: int | None = None) -> list[Turn]:
+def collect_turns(env_id: str = "Hear2Act-Prosody-v5", seed: int = 0, limit: int | None = None) -> list[Turn]:
     """Every user reaction to a recommendation in the reference rollouts (no audio rendered)."""
     from hear2act.agents import make_agent
 
@@ -179,7 +179,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n", type=positive_int, default=100, help="clips per renderer, balanced 50/50")
     p.add_argument("--same-words", action="store_true",
                    help="draw only turns whose words are the assent pool")
-    p.add_argument("--env", default="Hear2Act-Prosody-v4", choices=sorted(ENV_IDS))
+    p.add_argument("--env", default="Hear2Act-Prosody-v5", choices=sorted(ENV_IDS))
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--out", type=Path, default=None, help="also write clips + manifest for `hear2act listen`")
     p.add_argument("--json", action="store_true")

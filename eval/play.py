@@ -42,7 +42,7 @@ def expand(line: str) -> str:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("play", help="play the assistant yourself in the terminal")
-    p.add_argument("--env", default="Hear2Act-Prosody-v4", choices=sorted(ENV_IDS))
+    p.add_argument("--env", default="Hear2Act-Prosody-v5", choices=sorted(ENV_IDS))
     p.add_argument("--access", default="T", choices=list(ACCESS),
                    help="T, T+S (shows the state tag), A / A+T (plays the user's audio), T+S_hat, T+affect")
     p.add_argument("--scenario", default=None, help="scenario id (default: drawn by the seed)")

@@ -1,10 +1,10 @@
 """hear2act_env: the Hear2Act benchmark as a Gymnasium environment.
 
-``import hear2act_env`` registers ``Hear2Act-Prosody-v4`` and
-``Hear2Act-Explicit-v4`` (``-v0`` to ``-v3``, whose results differ, are gone:
-Gymnasium raises ``DeprecatedEnv`` naming ``-v4``), and their discrete versions for
-SB3-style agents, ``Hear2Act-Prosody-Macro-v4``, ``Hear2Act-Prosody-Full-v4``,
-``Hear2Act-Explicit-Macro-v4``, ``Hear2Act-Explicit-Full-v4``
+``import hear2act_env`` registers ``Hear2Act-Prosody-v5`` and
+``Hear2Act-Explicit-v5`` (``-v0`` to ``-v4``, whose results differ, are gone:
+Gymnasium raises ``DeprecatedEnv`` naming ``-v5``), and their discrete versions for
+SB3-style agents, ``Hear2Act-Prosody-Macro-v5``, ``Hear2Act-Prosody-Full-v5``,
+``Hear2Act-Explicit-Macro-v5``, ``Hear2Act-Explicit-Full-v5``
 (:mod:`hear2act.training.wrappers`; ``spec.max_episode_steps`` = 19); the
 scenario bank is :func:`load_scenarios`.
 """
@@ -17,7 +17,7 @@ from .scenarios import Scenario, ScenarioError, load_scenarios, validate
 
 __version__ = "0.1.0"
 
-ENV_IDS = {"Hear2Act-Prosody-v4": "prosody", "Hear2Act-Explicit-v4": "explicit"}
+ENV_IDS = {"Hear2Act-Prosody-v5": "prosody", "Hear2Act-Explicit-v5": "explicit"}
 # The other way round: the env id of each realization (one home, so a version bump edits one line).
 REALIZATION_ENV_IDS = {_realization: _env_id for _env_id, _realization in ENV_IDS.items()}
 
@@ -33,10 +33,10 @@ for _env_id, _realization in ENV_IDS.items():
         )
 
 # The discrete wrappers (hear2act.training.wrappers: Discrete actions, Box observations) for SB3-style agents:
-# ``gym.make("Hear2Act-Prosody-Macro-v4", access="T+S")``. An episode is at most MAX_TURNS - 1 steps (the
+# ``gym.make("Hear2Act-Prosody-Macro-v5", access="T+S")``. An episode is at most MAX_TURNS - 1 steps (the
 # opening is the first assistant turn), so the TimeLimit never cuts one short; pass ``max_episode_steps`` with a
 # larger ``max_turns``.
-DISCRETE_ENV_IDS = {f"{_env_id[:-3]}-{_set.capitalize()}-v4": (_env_id, _set)
+DISCRETE_ENV_IDS = {f"{_env_id[:-3]}-{_set.capitalize()}-v5": (_env_id, _set)
                     for _env_id in ENV_IDS for _set in ("macro", "full")}
 MAX_EPISODE_STEPS = 19
 

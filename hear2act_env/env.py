@@ -68,8 +68,8 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     all three needs (the *gold*).
 
     Two matched realizations of the same user: under **Explicit lexical**
-    responses (``Hear2Act-Explicit-v4``) an unmet L2/L3 need is stated in
-    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v4``)
+    responses (``Hear2Act-Explicit-v5``) an unmet L2/L3 need is stated in
+    words; under **Prosody-mediated** responses (``Hear2Act-Prosody-v5``)
     it is absent from the words: the user says the same assent ("That could
     work...") whether the option is right or not, and only the delivery
     (hesitant, concerned, ...) tells. The full rules are in PROTOCOL.md.
@@ -148,7 +148,7 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     reads them.
 
     ## Arguments
-    ``gymnasium.make("Hear2Act-Prosody-v4", access="T",
+    ``gymnasium.make("Hear2Act-Prosody-v5", access="T",
     state_intervention="correct", scenarios=None, max_turns=20,
     turn_cost=0.0, render_mode=None, renderer="hibari", voice=None,
     audio_cache=None, perceiver=None, affect=None, matcher="learned")``
@@ -193,6 +193,19 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
     ``i`` on scenario ``ids[i]``.
 
     ## Version History
+    - v5: results changed, so the version moved (``-v0`` to ``-v4`` raise
+      Gymnasium's ``DeprecatedEnv`` naming ``-v5``). The bank was regenerated
+      with cube designs (``hear2act_env.scenarios.design``): every scenario
+      shows every categorical attribute of its domain, their meet/miss sides
+      come from a table in which seven column triples form the protocol's
+      pattern cube, each led by another candidate, and the needs are one of
+      them drawn at random, so the options text leaves the gold any of seven
+      candidates alike. The structural reader's top-1 0.209 -> 0.144, the
+      in-repo options-only classifier 0.710 / 0.260 -> CLF, the independent
+      probe's boosting PROBE. An option's numbers follow what it offers (its
+      better values, needs and distractors alike); of the level orders the
+      opening's pattern allows, one in which the never-asking value reader
+      meets another L1-meeting option before the gold is taken.
     - v4: results changed, so the version moved (``-v0`` to ``-v3`` raise
       Gymnasium's ``DeprecatedEnv`` naming ``-v4``). The bank was regenerated:
       every scenario shows three or four distractor columns (one or two before),

@@ -73,7 +73,7 @@ def test_prose_words_never_make_an_action(prose):
 
 
 def test_take_action_confirm_in_prose_does_not_end_the_episode():
-    env = gym.make("Hear2Act-Prosody-v4").unwrapped
+    env = gym.make("Hear2Act-Prosody-v5").unwrapped
     env.reset(seed=0)
     _, _, terminated, _, info = env.step("Sure, take action: confirm whenever you like.")
     assert not terminated and info["action"] == "invalid"
@@ -90,7 +90,7 @@ def test_a_quoted_tag_alone_is_no_action():
 
 
 def test_several_tags_the_last_counts_and_info_records_it():
-    env = gym.make("Hear2Act-Prosody-v4").unwrapped
+    env = gym.make("Hear2Act-Prosody-v5").unwrapped
     env.reset(seed=0)
     _, _, _, _, info = env.step("[ACTION: CONFIRM] or rather [ACTION: ASK] which seat do you prefer?")
     assert info["action"] == "ask"

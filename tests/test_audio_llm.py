@@ -51,7 +51,7 @@ def omni(omni_path):
 @pytest.fixture(scope="module")
 def clips():
     """User turns of real episodes (hibari), of different lengths."""
-    env = gym.make("Hear2Act-Prosody-v4", access="A+T", disable_env_checker=True)
+    env = gym.make("Hear2Act-Prosody-v5", access="A+T", disable_env_checker=True)
     out = []
     for seed in (0, 1, 2):
         obs, _ = env.reset(seed=seed)
@@ -194,7 +194,7 @@ def test_omni_plays_real_episodes_through_the_engine(omni_path):
 
     policy = make_policy(f"omni:{omni_path}", access="A+T", max_new_tokens=6)
     ids = [s.id for s in hear2act_env.load_scenarios()[:3]]
-    specs = make_specs("Hear2Act-Prosody-v4", ids, seed=5, access="A+T", env_kwargs={"max_turns": 3})
+    specs = make_specs("Hear2Act-Prosody-v5", ids, seed=5, access="A+T", env_kwargs={"max_turns": 3})
     batched = run_episodes(specs, policy, batch_size=3)
     single = run_episodes(specs, policy, batch_size=1)
     assert batched == single
@@ -217,7 +217,7 @@ def test_llm_perceiver_writes_the_inferred_state_through_the_env(omni, clips):
         seen.append(request)
         return "<think>pitch falls flat</think><answer>The user sounds hesitant,\nso it remains unresolved.</answer>"
 
-    env = gym.make("Hear2Act-Prosody-v4", access="T+S_hat", disable_env_checker=True,
+    env = gym.make("Hear2Act-Prosody-v5", access="T+S_hat", disable_env_checker=True,
                    perceiver=LLMPerceiver(ScriptedBackend(reply)))
     obs, _ = env.reset(seed=3)
     assert obs["inferred_state"] == "AUDIO-INFERRED STATE: The user sounds hesitant, so it remains unresolved."
@@ -231,7 +231,7 @@ def test_llm_perceiver_writes_the_inferred_state_through_the_env(omni, clips):
 
     # The tiny Omni thinker as the perceiver: its own (garbage) sentence is what the env shows.
     perceiver = LLMPerceiver(omni)
-    env = gym.make("Hear2Act-Prosody-v4", access="T+S_hat", disable_env_checker=True, perceiver=perceiver)
+    env = gym.make("Hear2Act-Prosody-v5", access="T+S_hat", disable_env_checker=True, perceiver=perceiver)
     obs, _ = env.reset(seed=3)
     assert obs["inferred_state"].startswith("AUDIO-INFERRED STATE: ")
     words, delivery, audio_seed = env.unwrapped.utterance
@@ -249,7 +249,7 @@ def test_two_stage_condition_runs_through_the_engine(omni):
     perceiver = LLMPerceiver(omni)
     decider = ModelPolicy(ScriptedBackend(default="[ACTION: ASK] Anything else?"), access="T+S_hat")
     ids = [s.id for s in hear2act_env.load_scenarios()[:2]]
-    specs = make_specs("Hear2Act-Prosody-v4", ids, access="T+S_hat",
+    specs = make_specs("Hear2Act-Prosody-v5", ids, access="T+S_hat",
                        env_kwargs={"max_turns": 3, "perceiver": perceiver})
     trajs = run_episodes(specs, decider, batch_size=2, record_prompts=True)
     for traj in trajs:

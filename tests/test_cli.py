@@ -15,10 +15,10 @@ from hear2act_env.cli import main
 
 
 def test_rollout_prints_episodes_and_summary(capsys):
-    assert main(["rollout", "--agent", "oracle", "--env", "Hear2Act-Explicit-v4", "--n", "3"]) == 0
+    assert main(["rollout", "--agent", "oracle", "--env", "Hear2Act-Explicit-v5", "--n", "3"]) == 0
     out = capsys.readouterr().out
     assert out.count("success=1") == 3
-    assert "oracle Hear2Act-Explicit-v4 T" in out and "100.0" in out
+    assert "oracle Hear2Act-Explicit-v5 T" in out and "100.0" in out
 
 
 def test_demo_on_a_few_scenarios(capsys, tmp_path):
@@ -127,7 +127,7 @@ def test_play_shortcuts_and_a_scripted_session():
     assert expand("r ３ x") == "r ３ x"  # not an ASCII number: passes through (and the env says why)
     sid = "budget-airline-tickets-01"
     gold = next(s for s in hear2act_env.load_scenarios() if s.id == sid).gold
-    args = argparse.Namespace(env="Hear2Act-Prosody-v4", access="T+S", scenario=sid, seed=0)
+    args = argparse.Namespace(env="Hear2Act-Prosody-v5", access="T+S", scenario=sid, seed=0)
     inputs = iter(["", "a Is there anything else that matters to you?", "   ", f"r {gold} this one", "ok"])
     printed: list[str] = []
     prompts: list[str] = []
@@ -141,7 +141,7 @@ def test_play_shortcuts_and_a_scripted_session():
 
 @pytest.mark.skipif(importlib.util.find_spec("hibari") is None, reason="speech extra not installed")
 def test_play_under_audio_access_saves_and_says_how_to_listen(tmp_path):
-    args = argparse.Namespace(env="Hear2Act-Prosody-v4", access="A", scenario="budget-airline-tickets-01", seed=0,
+    args = argparse.Namespace(env="Hear2Act-Prosody-v5", access="A", scenario="budget-airline-tickets-01", seed=0,
                               audio_dir=tmp_path, no_play=True)
     inputs = iter(["a Is there anything else that matters to you?", "q"])
     printed: list[str] = []
@@ -165,11 +165,11 @@ def test_progress_bar_only_on_a_terminal(capsys):
 
 @pytest.mark.skipif(importlib.util.find_spec("hibari") is None, reason="speech extra not installed")
 def test_render_reports_count_and_time(tmp_path, capsys):
-    assert main(["render", "--n", "1", "--env", "Hear2Act-Prosody-v4", "--cache", str(tmp_path)]) == 0
+    assert main(["render", "--n", "1", "--env", "Hear2Act-Prosody-v5", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "distinct utterances" in out and "rendered" in out
     assert list(tmp_path.rglob("*.h2a"))
-    assert main(["render", "--n", "1", "--env", "Hear2Act-Prosody-v4", "--cache", str(tmp_path)]) == 0
+    assert main(["render", "--n", "1", "--env", "Hear2Act-Prosody-v5", "--cache", str(tmp_path)]) == 0
     assert "rendered 0" in capsys.readouterr().out
 
 

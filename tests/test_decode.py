@@ -31,7 +31,7 @@ def tiny() -> Path:
 
 
 def _requests(n: int, access: str = "T", stop: str = "") -> list[GenerationRequest]:
-    env = gym.make("Hear2Act-Prosody-v4", access=access, disable_env_checker=True)
+    env = gym.make("Hear2Act-Prosody-v5", access=access, disable_env_checker=True)
     out = []
     for seed in range(n):
         obs, _ = env.reset(seed=seed)

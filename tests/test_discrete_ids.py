@@ -1,4 +1,4 @@
-"""The registered discrete ids (``gym.make("Hear2Act-Prosody-Macro-v4")``) for SB3 users: spec, checkers, SB3."""
+"""The registered discrete ids (``gym.make("Hear2Act-Prosody-Macro-v5")``) for SB3 users: spec, checkers, SB3."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ WRAPPED = "is different from the unwrapped version"
 
 
 def test_the_ids_are_registered() -> None:
-    assert set(DISCRETE_ENV_IDS) == {"Hear2Act-Prosody-Macro-v4", "Hear2Act-Prosody-Full-v4",
-                                     "Hear2Act-Explicit-Macro-v4", "Hear2Act-Explicit-Full-v4"}
+    assert set(DISCRETE_ENV_IDS) == {"Hear2Act-Prosody-Macro-v5", "Hear2Act-Prosody-Full-v5",
+                                     "Hear2Act-Explicit-Macro-v5", "Hear2Act-Explicit-Full-v5"}
     for env_id, (base, action_set) in DISCRETE_ENV_IDS.items():
         spec = gym.spec(env_id)
         assert spec.max_episode_steps == MAX_EPISODE_STEPS
@@ -52,8 +52,8 @@ def test_gym_make_and_check_env(env_id: str) -> None:
 
 def test_same_env_as_make_env() -> None:
     """The registered id is the documented make_env, plus the TimeLimit: same observations, same rewards."""
-    a = gym.make("Hear2Act-Explicit-Full-v4", access="T", scenarios=SCENARIOS)
-    b = make_env("Hear2Act-Explicit-v4", "T", action_set="full", scenarios=SCENARIOS)
+    a = gym.make("Hear2Act-Explicit-Full-v5", access="T", scenarios=SCENARIOS)
+    b = make_env("Hear2Act-Explicit-v5", "T", action_set="full", scenarios=SCENARIOS)
     obs_a, _ = a.reset(seed=3)
     obs_b, _ = b.reset(seed=3)
     np.testing.assert_array_equal(obs_a, obs_b)
@@ -67,7 +67,7 @@ def test_same_env_as_make_env() -> None:
 
 def test_max_episode_steps_is_the_envs_own_turn_limit() -> None:
     """An agent that only asks runs into the env's turn limit exactly at spec.max_episode_steps."""
-    env = gym.make("Hear2Act-Prosody-Macro-v4", access="T+S", scenarios=SCENARIOS)
+    env = gym.make("Hear2Act-Prosody-Macro-v5", access="T+S", scenarios=SCENARIOS)
     for seed in range(3):
         env.reset(seed=seed)
         steps, terminated, truncated = 0, False, False
@@ -82,7 +82,7 @@ def test_max_episode_steps_is_the_envs_own_turn_limit() -> None:
 def test_sb3_make_vec_env_by_id() -> None:
     from stable_baselines3.common.env_util import make_vec_env
 
-    venv = make_vec_env("Hear2Act-Prosody-Macro-v4", n_envs=2, seed=0,
+    venv = make_vec_env("Hear2Act-Prosody-Macro-v5", n_envs=2, seed=0,
                         env_kwargs={"access": "T+S", "scenarios": SCENARIOS})
     obs = venv.reset()
     assert obs.shape == (2, *venv.observation_space.shape)

@@ -43,7 +43,7 @@ def hashed_choice(request: GenerationRequest) -> str:
 
 def specs(access: str = "T") -> list[EpisodeSpec]:
     out = []
-    for env_id in ("Hear2Act-Prosody-v4", "Hear2Act-Explicit-v4"):
+    for env_id in ("Hear2Act-Prosody-v5", "Hear2Act-Explicit-v5"):
         out += make_specs(env_id, IDS, seed=7, access=access)
     return out
 
@@ -99,9 +99,9 @@ def test_prompts_are_rebuilt_by_replaying_the_actions() -> None:
 def test_rule_agents_through_the_engine_match_a_plain_step_loop() -> None:
     """The engine (batched, pooled envs) plays a rule agent exactly as stepping one env by hand does."""
     for agent, access in (("state-rule", "T+S"), ("transcript-rule", "T"), ("oracle", "T")):
-        specs_ = make_specs("Hear2Act-Prosody-v4", IDS, seed=3, access=access)
+        specs_ = make_specs("Hear2Act-Prosody-v5", IDS, seed=3, access=access)
         batched = run_episodes(specs_, make_policy(agent, access=access), batch_size=8)
-        env = gym.make("Hear2Act-Prosody-v4", access=access, disable_env_checker=True)
+        env = gym.make("Hear2Act-Prosody-v5", access=access, disable_env_checker=True)
         for spec, traj in zip(specs_, batched, strict=True):
             plain = run_episode(env, make_agent(agent), spec.scenario_id, spec.seed)
             for key in ("success", "turns", "final_option", "n_disclosed", "premature_closure", "action_counts"):
@@ -131,10 +131,10 @@ def test_garbage_outputs_are_parse_failures_and_episodes_end_by_truncation() -> 
 def test_bad_specs_are_refused_before_anything_runs() -> None:
     policy = make_policy("confirm", access="T")
     with pytest.raises(ValueError, match="unknown scenario_id 'nope'"):
-        run_episodes([EpisodeSpec("Hear2Act-Prosody-v4", "nope", 0)], policy)
+        run_episodes([EpisodeSpec("Hear2Act-Prosody-v5", "nope", 0)], policy)
     with pytest.raises(ValueError, match="unknown env_id"):
         run_episodes([EpisodeSpec("Hear2Act-Foo-v0", IDS[0], 0)], policy)
-    dup = EpisodeSpec("Hear2Act-Prosody-v4", IDS[0], 0, key="a")
+    dup = EpisodeSpec("Hear2Act-Prosody-v5", IDS[0], 0, key="a")
     with pytest.raises(ValueError, match="unique"):
         run_episodes([dup, dup], policy)
     with pytest.raises(ValueError, match="batch_size"):
@@ -219,7 +219,7 @@ class _FlakyPerceiver:
 def test_a_failing_perceiver_fails_only_its_episode_at_reset_or_later() -> None:
     pytest.importorskip("hibari")
     scenarios = {s.id: s for s in load_scenarios()}
-    chosen = make_specs("Hear2Act-Prosody-v4", IDS[:4], seed=3, access="T+S_hat")
+    chosen = make_specs("Hear2Act-Prosody-v5", IDS[:4], seed=3, access="T+S_hat")
     perceiver = _FlakyPerceiver(scenarios[IDS[1]].request, scenarios[IDS[2]].request)
     chosen = [EpisodeSpec(**{**s.__dict__, "env_kwargs": {"perceiver": perceiver}}) for s in chosen]
     policy = ModelPolicy(ScriptedBackend(hashed_choice), access="T+S_hat")

@@ -86,7 +86,7 @@ def test_same_seed_two_envs_identical_rollouts(env_id):
 
 
 def test_pickle_round_trip_mid_episode():
-    env = gym.make("Hear2Act-Prosody-v4", access="T+S").unwrapped
+    env = gym.make("Hear2Act-Prosody-v5", access="T+S").unwrapped
     env.reset(seed=5)
     env.step(ACTIONS[0])
     clone = pickle.loads(pickle.dumps(env))
@@ -95,7 +95,7 @@ def test_pickle_round_trip_mid_episode():
 
 
 def test_reset_with_scenario_id_and_unknown_id():
-    env = gym.make("Hear2Act-Explicit-v4")
+    env = gym.make("Hear2Act-Explicit-v5")
     sid = env.unwrapped.scenarios[3].id
     _, info = env.reset(seed=0, options={"scenario_id": sid})
     assert info["scenario_id"] == sid
@@ -115,11 +115,11 @@ def test_reset_with_scenario_id_and_unknown_id():
 )
 def test_bad_arguments_raise_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        gym.make("Hear2Act-Prosody-v4", **kwargs)
+        gym.make("Hear2Act-Prosody-v5", **kwargs)
 
 
 def test_step_before_reset_and_after_end_raise():
-    env = gym.make("Hear2Act-Prosody-v4", disable_env_checker=True).unwrapped
+    env = gym.make("Hear2Act-Prosody-v5", disable_env_checker=True).unwrapped
     with pytest.raises(RuntimeError, match="reset"):
         env.step("[ACTION: CONFIRM]")
     env.reset(seed=0)
@@ -182,7 +182,7 @@ def test_parser_never_raises(text):
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200))
 def test_env_step_never_raises_on_any_string(text):
-    env = gym.make("Hear2Act-Prosody-v4", disable_env_checker=True).unwrapped
+    env = gym.make("Hear2Act-Prosody-v5", disable_env_checker=True).unwrapped
     env.reset(seed=0)
     obs, _, _, _, info = env.step(text)
     assert env.observation_space.contains(obs)
@@ -190,7 +190,7 @@ def test_env_step_never_raises_on_any_string(text):
 
 
 def test_non_string_action_is_invalid_not_an_exception():
-    env = gym.make("Hear2Act-Prosody-v4", disable_env_checker=True).unwrapped
+    env = gym.make("Hear2Act-Prosody-v5", disable_env_checker=True).unwrapped
     env.reset(seed=0)
     _, _, _, _, info = env.step(42)  # type: ignore[arg-type]
     assert info["action"] == "invalid"
@@ -202,7 +202,7 @@ def test_custom_scenarios_with_new_characters_stay_in_the_space():
 
     base = hear2act_env.load_scenarios()[0]
     odd = dataclasses.replace(base, request="Ich brauche einen Flug für 200 € — günstig, bitte.")
-    env = gym.make("Hear2Act-Prosody-v4", scenarios=[odd], disable_env_checker=True)
+    env = gym.make("Hear2Act-Prosody-v5", scenarios=[odd], disable_env_checker=True)
     obs, _ = env.reset(seed=0)
     assert "€" in obs["transcript"]
     assert env.observation_space.contains(obs)
@@ -234,7 +234,7 @@ def _bank(n: int = 3):
 ])
 def test_bad_arguments_fail_at_make(kwargs, says):
     with pytest.raises(ValueError, match=says):
-        gym.make("Hear2Act-Prosody-v4", **kwargs)
+        gym.make("Hear2Act-Prosody-v5", **kwargs)
 
 
 @pytest.mark.parametrize("scenarios, says", [
@@ -246,28 +246,28 @@ def test_bad_arguments_fail_at_make(kwargs, says):
 def test_bad_scenario_arguments_fail_at_make(scenarios, says):
     if says is None:
         with pytest.raises(FileNotFoundError):
-            gym.make("Hear2Act-Prosody-v4", scenarios="/no/such/bank.jsonl")
+            gym.make("Hear2Act-Prosody-v5", scenarios="/no/such/bank.jsonl")
         return
     with pytest.raises(hear2act_env.ScenarioError, match=says):
-        gym.make("Hear2Act-Prosody-v4", scenarios=scenarios)
+        gym.make("Hear2Act-Prosody-v5", scenarios=scenarios)
 
 
 def test_scenario_list_items_are_checked_at_make_with_their_index():
     good = _bank(2)
     with pytest.raises(hear2act_env.ScenarioError, match=r"scenarios\[1\].*dict.*from_dict"):
-        gym.make("Hear2Act-Prosody-v4", scenarios=[good[0], good[1].to_dict()])
+        gym.make("Hear2Act-Prosody-v5", scenarios=[good[0], good[1].to_dict()])
     with pytest.raises(hear2act_env.ScenarioError, match=r"scenarios\[2\].*int"):
-        gym.make("Hear2Act-Prosody-v4", scenarios=[*good, 3])
+        gym.make("Hear2Act-Prosody-v5", scenarios=[*good, 3])
     with pytest.raises(hear2act_env.ScenarioError, match=r"scenarios\[1\].*duplicate"):
-        gym.make("Hear2Act-Prosody-v4", scenarios=[good[0], good[0]])
+        gym.make("Hear2Act-Prosody-v5", scenarios=[good[0], good[0]])
     # a structurally broken scenario (no gold) fails at make, not at CONFIRM mid-episode
     d = good[1].to_dict()
     l1 = d["needs"][0]["attribute"]
     d["options"][good[1].gold - 1]["values"][l1] = _violating(good[1])  # the gold option breaks L1
     broken = hear2act_env.Scenario.from_dict(d)
     with pytest.raises(hear2act_env.ScenarioError, match=r"scenarios\[1\]"):
-        gym.make("Hear2Act-Prosody-v4", scenarios=[good[0], broken])
-    assert gym.make("Hear2Act-Prosody-v4", scenarios=good).unwrapped.scenarios == list(good)
+        gym.make("Hear2Act-Prosody-v5", scenarios=[good[0], broken])
+    assert gym.make("Hear2Act-Prosody-v5", scenarios=good).unwrapped.scenarios == list(good)
 
 
 def _violating(s):
@@ -277,19 +277,19 @@ def _violating(s):
 
 
 def test_unknown_scenario_id_at_reset_is_a_clear_error():
-    env = gym.make("Hear2Act-Prosody-v4")
+    env = gym.make("Hear2Act-Prosody-v5")
     for sid in ("nope-01", ["budget-airline-tickets-01"], 3):
         with pytest.raises(ValueError, match="scenario_id"):
             env.reset(seed=0, options={"scenario_id": sid})
 
 
 def test_render_under_audio_only_access_hides_the_words(monkeypatch):
-    env = gym.make("Hear2Act-Prosody-v4", access="T", render_mode="ansi").unwrapped
+    env = gym.make("Hear2Act-Prosody-v5", access="T", render_mode="ansi").unwrapped
     env.reset(seed=1, options={"scenario_id": "budget-airline-tickets-01"})
     env.step("[ACTION: ASK] Is there anything else that matters to you?")
     words = env.transcript.splitlines()[-1]
     # the same episode under access "A", without rendering speech (only the views are under test)
-    hidden = gym.make("Hear2Act-Prosody-v4", access="T", render_mode="ansi").unwrapped
+    hidden = gym.make("Hear2Act-Prosody-v5", access="T", render_mode="ansi").unwrapped
     hidden.access = "A"
     hidden.reset(seed=1, options={"scenario_id": "budget-airline-tickets-01"})
     hidden.step("[ACTION: ASK] Is there anything else that matters to you?")
@@ -305,7 +305,7 @@ def test_render_under_audio_only_access_hides_the_words(monkeypatch):
 
 
 def test_transcript_shows_non_charset_characters_as_question_marks():
-    env = gym.make("Hear2Act-Prosody-v4").unwrapped
+    env = gym.make("Hear2Act-Prosody-v5").unwrapped
     env.reset(seed=0)
     obs, *_ = env.step("[ACTION: CLARIFY] \u0663 \uff13 \u202e ok\t\n  done")
     last_assistant = obs["transcript"].splitlines()[-2]
@@ -324,10 +324,10 @@ class _Tone:
 
 def test_voice_is_checked_against_the_renderer_at_make():
     with pytest.raises(ValueError, match=r"unknown voice 'alto'.*\('low', 'high'\)"):
-        gym.make("Hear2Act-Prosody-v4", access="A+T", renderer=_Tone(), voice="alto")
+        gym.make("Hear2Act-Prosody-v5", access="A+T", renderer=_Tone(), voice="alto")
     with pytest.raises(ValueError, match="unknown voice"):  # checked even under text access for an object
-        gym.make("Hear2Act-Prosody-v4", renderer=_Tone(), voice="alto")
-    env = gym.make("Hear2Act-Prosody-v4", access="A+T", renderer=_Tone(), voice="high", disable_env_checker=True)
+        gym.make("Hear2Act-Prosody-v5", renderer=_Tone(), voice="alto")
+    env = gym.make("Hear2Act-Prosody-v5", access="A+T", renderer=_Tone(), voice="high", disable_env_checker=True)
     obs, _ = env.reset(seed=0)
     assert obs["audio"].shape == (1600,) and obs["audio"].flags.writeable  # the caller's own copy
 

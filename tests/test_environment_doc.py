@@ -69,7 +69,7 @@ def test_access_table_lists_each_conditions_keys():
 
 
 def test_info_and_outcome_tables_list_the_env_keys_and_values():
-    env = gym.make("Hear2Act-Prosody-v4", access="T")
+    env = gym.make("Hear2Act-Prosody-v5", access="T")
     _, reset_info = env.reset(seed=0)
     _, _, _, _, step_info = env.step("[ACTION: CLARIFY] Could you say more?")
     _, _, terminated, _, final = env.step("[ACTION: CONFIRM] Great, I'll book it.")

@@ -151,7 +151,7 @@ def test_rollout_out_writes_rule_agent_trajectories(tmp_path, capsys):
                  "--out", str(path)]) == 0
     lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 5 and all(t["agent"] == "state-rule" and t["turns"] for t in lines)
-    direct = list(run_condition("Hear2Act-Prosody-v4", "state-rule", "T+S", "correct",
+    direct = list(run_condition("Hear2Act-Prosody-v5", "state-rule", "T+S", "correct",
                                 [t["scenario_id"] for t in lines], 0))
     for t, d in zip(lines, direct, strict=True):
         assert t["outcome"]["success"] == d["success"] and t["outcome"]["turns"] == d["turns"]

@@ -77,7 +77,7 @@ def _reject_turn() -> tuple[str, dict, object]:
     """Recommend a requirement violator in the first bundled scenario: the user rejects it with a REJECT opener."""
     s = load_scenarios()[0]
     bad = next(o.number for o in s.options if assess(s, o.number).issue == "requirement")
-    env = gym.make("Hear2Act-Prosody-v4", access="T", disable_env_checker=True).unwrapped
+    env = gym.make("Hear2Act-Prosody-v5", access="T", disable_env_checker=True).unwrapped
     env.reset(seed=3, options={"scenario_id": s.id})
     obs, *_ = env.step(format_action("recommend", "How about this one?", bad))
     return obs["transcript"].splitlines()[-1].removeprefix("User: "), obs, bad

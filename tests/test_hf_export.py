@@ -96,7 +96,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_the_core_never_imports_datasets():
     out = _python("import sys, gymnasium as gym, hear2act_env, hear2act_env.scenarios.cli, "
-                  "hear2act_env.scenarios.hf_export; gym.make('Hear2Act-Prosody-v4').reset(seed=0); "
+                  "hear2act_env.scenarios.hf_export; gym.make('Hear2Act-Prosody-v5').reset(seed=0); "
                   "print(sorted(m for m in ('datasets', 'pyarrow', 'pandas') if m in sys.modules))")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

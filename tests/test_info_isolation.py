@@ -47,7 +47,7 @@ def _prompted_choice(request) -> str:
 
 def _play(policy, access: str) -> list[list[str]]:
     trajs = []
-    for env_id in ("Hear2Act-Prosody-v4", "Hear2Act-Explicit-v4"):
+    for env_id in ("Hear2Act-Prosody-v5", "Hear2Act-Explicit-v5"):
         specs = make_specs(env_id, IDS, seed=11, access=access)
         trajs += run_episodes(specs, policy, batch_size=4, record_prompts=True)
     return [[json.dumps([t.get("prompt"), t["action"]], sort_keys=True) for t in traj["turns"]] for traj in trajs]
@@ -74,7 +74,7 @@ def test_the_scramble_is_visible_to_a_reader_of_info(monkeypatch) -> None:
     """Control: the scramble really changes what info says (so the test above can fail)."""
     import gymnasium as gym
 
-    env = gym.make("Hear2Act-Prosody-v4", access="T+S")
+    env = gym.make("Hear2Act-Prosody-v5", access="T+S")
     _, info = env.reset(seed=0, options={"scenario_id": IDS[0]})
     monkeypatch.setattr(env_module.Hear2ActEnv, "_info", _scrambled_info(env_module.Hear2ActEnv._info))
     _, scrambled = env.reset(seed=0, options={"scenario_id": IDS[0]})

@@ -248,7 +248,7 @@ def test_matcher_registry():
 def test_env_reports_routing_on_ask_steps():
     import gymnasium as gym
 
-    env = gym.make("Hear2Act-Explicit-v4")
+    env = gym.make("Hear2Act-Explicit-v5")
     _, info = env.reset(seed=0, options={"scenario_id": "budget-airline-tickets-03"})
     assert info["question"] == {"target": "", "attribute": "", "level": 0}
     s = load_scenarios()[0]
@@ -275,12 +275,12 @@ def test_env_takes_a_matcher():
         need = scenario.need(3)
         return Target(need.attribute, "need", 3)
 
-    env = gym.make("Hear2Act-Explicit-v4", matcher=everything_is_l3)
+    env = gym.make("Hear2Act-Explicit-v5", matcher=everything_is_l3)
     env.reset(seed=0)
     _, _, _, _, info = env.step("[ACTION: ASK] Anything else?")
     assert calls == ["Anything else?"] and info["question"]["level"] == 3 and 3 in info["disclosed"]
     with pytest.raises(ValueError, match="matcher"):
-        gym.make("Hear2Act-Explicit-v4", matcher="nope")
+        gym.make("Hear2Act-Explicit-v5", matcher="nope")
 
 
 # -- the held-out set (never tuned on) -----------------------------------------------------------

@@ -88,7 +88,7 @@ def test_no_text_episodes_are_scored_as_invalid_actions(plan_name: str) -> None:
     plan = _no_text_plan if plan_name == "null" else (lambda b, a: Reply(status=400, body=ctx))
     ids = [s.id for s in load_scenarios()[:2]]
     with FakeChatServer(plan) as server, make_policy(f"openai:m@{server.url}", access="T", **FAST) as policy:
-        trajs = run_episodes(make_specs("Hear2Act-Prosody-v4", ids), policy, batch_size=2)
+        trajs = run_episodes(make_specs("Hear2Act-Prosody-v5", ids), policy, batch_size=2)
     for t in trajs:
         assert t["failed"] is None and t["outcome"] is not None  # in the denominator
         assert not t["outcome"]["success"]
@@ -102,7 +102,7 @@ def test_server_errors_after_retries_stay_infrastructure_failures() -> None:
     ids = [load_scenarios()[0].id]
     with (FakeChatServer(lambda b, a: Reply(status=500, body=b"{}")) as server,
           make_policy(f"openai:m@{server.url}", access="T", **FAST) as policy):
-        [t] = run_episodes(make_specs("Hear2Act-Prosody-v4", ids), policy)
+        [t] = run_episodes(make_specs("Hear2Act-Prosody-v5", ids), policy)
     assert t["failed"] and "HTTP 500" in t["failed"] and t["outcome"] is None
 
 

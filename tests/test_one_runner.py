@@ -65,7 +65,7 @@ def test_rollout_and_eval_play_the_same_trajectories(tmp_path, capsys, agent, ac
     assert [t["scenario_id"] for t in from_rollout] == ids == [t["scenario_id"] for t in from_eval]
     assert [t["seed"] for t in from_rollout] == [episode_seed(SEED, sid, 0) for sid in ids]  # the grid's seeds
     assert from_rollout == from_eval  # every field: key (rollout id), opening, each turn, outcome
-    direct = list(run_condition("Hear2Act-Prosody-v4", agent, access, scenario_ids=ids, seed=SEED))
+    direct = list(run_condition("Hear2Act-Prosody-v5", agent, access, scenario_ids=ids, seed=SEED))
     assert [{k: v for k, v in d.items() if k in t["outcome"]} for d, t in zip(direct, from_rollout, strict=True)] \
         == [t["outcome"] for t in from_rollout]
     assert [d["rollout_id"] for d in direct] == [t["key"] for t in from_rollout]
@@ -126,7 +126,7 @@ def test_ppo_evaluation_plays_the_engine_as_a_plain_step_loop_did():
 def test_one_metrics_table_for_summaries_and_the_bootstrap():
     from hear2act.eval import stats
 
-    specs = condition_specs("Hear2Act-Prosody-v4", "transcript-rule", "T", scenario_ids=[s.id for s in
+    specs = condition_specs("Hear2Act-Prosody-v5", "transcript-rule", "T", scenario_ids=[s.id for s in
                                                                                          load_scenarios()[:6]])
     from hear2act.agents import make_policy
 
@@ -147,7 +147,7 @@ def test_one_metrics_table_for_summaries_and_the_bootstrap():
 
 
 def test_trajectory_reads_as_its_json_object():
-    specs = condition_specs("Hear2Act-Explicit-v4", "oracle", "T", scenario_ids=[load_scenarios()[0].id])
+    specs = condition_specs("Hear2Act-Explicit-v5", "oracle", "T", scenario_ids=[load_scenarios()[0].id])
     from hear2act.agents import make_policy
 
     [t] = run_episodes(specs, make_policy("oracle", access="T"))

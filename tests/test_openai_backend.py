@@ -131,7 +131,7 @@ def test_engine_marks_only_the_failing_episodes_failed() -> None:
     plan = _domain_plan(scenarios[10].domain, scenarios[20].domain)
     with FakeChatServer(plan) as server:
         policy = make_policy(f"openai:m@{server.url}", access="T", **FAST)
-        trajs = run_episodes(make_specs("Hear2Act-Prosody-v4", ids), policy, batch_size=3)
+        trajs = run_episodes(make_specs("Hear2Act-Prosody-v5", ids), policy, batch_size=3)
         policy.backend.close()
     assert trajs[1]["failed"] and "HTTP 500" in trajs[1]["failed"] and trajs[1]["outcome"] is None
     assert trajs[0]["failed"] is None and trajs[0]["outcome"]["confirmed"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hear2act_env.scenarios import generator, load_scenarios
+from hear2act_env.scenarios import design, generator, load_scenarios
 from hear2act_env.scenarios.content import load_all_domains
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -25,13 +25,14 @@ def shipped(two_domains):
 
 
 def test_a_setting_names_a_known_constant():
-    assert options_levers.parse_setting("NEED_PREMIUM=(0, 0, 0)") == ("NEED_PREMIUM", (0, 0, 0))
+    assert options_levers.parse_setting("OPENING_WEIGHTS=(1, 0, 0, 0, 0, 0, 0)") == (
+        "OPENING_WEIGHTS", (1, 0, 0, 0, 0, 0, 0))
     with pytest.raises(ValueError, match="OPENING_WEIGHTS"):
         options_levers.parse_setting("BANK_VERSION='x'")  # not a lever: the message lists the levers
     with pytest.raises(ValueError, match="NAME=VALUE"):
-        options_levers.parse_setting("VALUE_PREMIUM")
+        options_levers.parse_setting("COST_NOISE")
     with pytest.raises(ValueError, match="'open'"):
-        options_levers.parse_setting("VALUE_PREMIUM=open('x')")  # no names, no builtins
+        options_levers.parse_setting("COST_NOISE=open('x')")  # no names, no builtins
 
 
 def test_the_shipped_settings_rebuild_the_bundled_scenarios_and_a_salt_draws_others(two_domains, shipped):
@@ -44,9 +45,9 @@ def test_the_shipped_settings_rebuild_the_bundled_scenarios_and_a_salt_draws_oth
 
 
 def test_a_lever_moves_the_bank_and_is_restored(two_domains, shipped):
-    shipped_weights = generator.OPENING_WEIGHTS
+    shipped_weights = design.OPENING_WEIGHTS
     changed = options_levers.build({"OPENING_WEIGHTS": (1 / 7,) * 7}, None, two_domains)
-    assert shipped_weights == generator.OPENING_WEIGHTS
+    assert shipped_weights == design.OPENING_WEIGHTS
     assert [s.to_dict() for s in changed] != [s.to_dict() for s in shipped]
     # the request, needs and shown attributes do not depend on the opening's weights
     for s, t in zip(changed, shipped, strict=True):
@@ -54,8 +55,7 @@ def test_a_lever_moves_the_bank_and_is_restored(two_domains, shipped):
         assert (s.request, s.needs, shown[0]) == (t.request, t.needs, shown[1])
 
 
-def test_prices_follow_the_premium_only_with_the_premium_model(two_domains, shipped):
-    with_premium = options_levers.price_follows_premium(shipped)
-    without = options_levers.price_follows_premium(
-        options_levers.build({"NEED_PREMIUM": (0, 0, 0), "VALUE_PREMIUM": 0}, None, two_domains))
-    assert with_premium > 0.1 and abs(without) < with_premium / 2, (with_premium, without)
+def test_prices_follow_what_an_option_offers_unless_drowned_in_noise(two_domains, shipped):
+    follows = options_levers.price_follows_offers(shipped)
+    drowned = options_levers.price_follows_offers(options_levers.build({"COST_NOISE": 100.0}, None, two_domains))
+    assert follows > 0.1 and abs(drowned) < follows / 2, (follows, drowned)

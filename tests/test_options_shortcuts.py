@@ -20,7 +20,9 @@ boosting): with :func:`_twin_features` added the classifier below read the bank 
 Env -v3: the deal also matches the gold's twin statistics (generator ``twin_deal``), and the
 classifier reads 0.737 / 0.348 (0.710 / 0.298 without the twin features; the one-rule twin reader
 of :func:`_twin_rule` 0.426 -> 0.185). Env -v4: 3-4 distractor columns dealt as decoys of the
-need patterns' cube (``tests/test_options_cube.py``): 0.710 / 0.260.
+need patterns' cube (``tests/test_options_cube.py``): 0.710 / 0.260. Env -v5: every categorical column's
+sides from a cube design (``hear2act_env.scenarios.design``), the needs one of its seven cubes at random:
+CLASSIFIER_V5.
 """
 
 from __future__ import annotations
@@ -164,9 +166,9 @@ def _success(bank, agent: str, env_id: str, access: str) -> float:
 
 def test_the_never_ask_value_agent_stays_at_the_floor(bank):
     """Recommends by the options-only value ranking, confirms unless the words object."""
-    assert _success(bank, "options-value", "Hear2Act-Prosody-v4", "T") <= 0.20
+    assert _success(bank, "options-value", "Hear2Act-Prosody-v5", "T") <= 0.20
     # Under Explicit responses every unmet need is said in words, so walking on works.
-    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v4", "T") >= 0.9
+    assert _success(bank[::8], "options-value", "Hear2Act-Explicit-v5", "T") >= 0.9
 
 
 def test_strict_bound_words_are_strict(bank):
@@ -223,13 +225,13 @@ def _twin_rule(bank: list[Scenario]) -> float:
     return credit / len(bank)
 
 
-def test_the_twin_deal_hides_the_gold_safe_twin(bank):
-    """The bundled bank's categorical deal also matches the gold's nearest candidates, and whether it
-    leads them, to an arbitrary candidate's; the control deal (``twin_deal=False``, and no decoy
-    distractors, which blur the twin too) leaves the twin. Env -v4: 0.325 -> 0.149 (-v3: 0.426 -> 0.185)."""
+def test_the_designs_hide_the_gold_safe_twin(bank):
+    """In a cube design every cube's 111 pair is such a twin, so the gold's is one of several; the control
+    (``designs=False``: the needs' cube alone) leaves it. Env -v5: CONTROL -> DESIGNS (-v4's twin deal:
+    0.325 -> 0.149)."""
     domains = load_all_domains()[:8]
     shipped = bank[: sum(len(d.personas) for d in domains)]
-    control = build_bank(domains, twin_deal=False, decoys=False)
+    control = build_bank(domains, designs=False)
     assert [s.id for s in control] == [s.id for s in shipped]
     before, after = _twin_rule(control), _twin_rule(shipped)
     assert before > 0.3 and after < before - 0.15, (before, after)
@@ -246,17 +248,11 @@ def _numeric_and_categorical(bank: list[Scenario]) -> list[tuple[np.ndarray, np.
     return out
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 17 §1, open: on the bundled bank (-v4: 3-4 distractor columns dealt as decoy cubes) this classifier "
-    "reaches AUC 0.710, top-1 0.260 with the twin features (0.737 / 0.348 on -v3's bank, 0.834 / 0.590 before "
-    "the twin deal of -v3). What is left: the numbers with the categories, and the desirable values (688 of "
-    "1,440 needs have no value another persona of the domain accepts, so a reader counting the better values "
-    "sees the gold among the options with the most)"))
 def test_a_learned_classifier_with_categorical_features_is_near_chance(bank):
     """Numeric ranks plus categorical structure (value frequencies, modal-value agreement,
     likeness to the opening), logistic regression, 5-fold CV grouped by scenario."""
     auc, top1 = _cv_scores(_numeric_and_categorical(bank))
-    assert auc <= 0.65, auc
+    assert auc <= 0.60, auc
     assert top1 <= MAX_POSITION_RATE, top1
 
 

@@ -146,7 +146,7 @@ from hear2act.agents import Agent, make_agent
 import hear2act_env, gymnasium as gym
 from hear2act.eval.rollout import run_episode
 import hear2act.training.wrappers, hear2act.eval.cli
-env = gym.make("Hear2Act-Prosody-v4", access="T+S")
+env = gym.make("Hear2Act-Prosody-v5", access="T+S")
 scenario = hear2act_env.load_scenarios()[0].id
 outcome = run_episode(env, make_agent("state-rule"), scenario, 0)
 files = {name: sys.modules[name].__file__ for name in ("agents", "hear2act.agents", "hear2act_env",

@@ -131,12 +131,12 @@ def test_plugin_renderer_and_backend_play_through_the_public_api(site):
         from hear2act.agents import make_policy
         from hear2act.eval.engine import make_specs, run_episodes
 
-        env = gym.make("Hear2Act-Prosody-v4", access="A+T", renderer="tone", voice="default",
+        env = gym.make("Hear2Act-Prosody-v5", access="A+T", renderer="tone", voice="default",
                        audio_cache=None)
         obs, info = env.reset(seed=0)
         obs2, *_ = env.step("[ACTION: ASK] Is there anything else that matters to you?")
         policy = make_policy("askonce:anything", access="T")
-        specs = make_specs("Hear2Act-Prosody-v4", ["budget-airline-tickets-01", "budget-airline-tickets-02"])
+        specs = make_specs("Hear2Act-Prosody-v5", ["budget-airline-tickets-01", "budget-airline-tickets-02"])
         trajs = list(run_episodes(specs, policy, batch_size=2))
         print(json.dumps({"samples": int(np.count_nonzero(obs2["audio"])), "dtype": str(obs2["audio"].dtype),
                           "backend": type(policy.backend).__name__,
@@ -165,7 +165,7 @@ def test_plugin_matcher_and_reward_term(site):
 
         targets = []
         for matcher in ("learned", "never"):
-            env = gym.make("Hear2Act-Prosody-v4", access="T", matcher=matcher)
+            env = gym.make("Hear2Act-Prosody-v5", access="T", matcher=matcher)
             env.reset(seed=0, options={"scenario_id": "budget-airline-tickets-01"})
             _, _, _, _, info = env.step("[ACTION: ASK] Does it have Wi-Fi on board?")
             targets.append(info["question"]["target"])
@@ -183,7 +183,7 @@ def test_a_broken_plugin_names_its_entry_point(site):
     out = _run(site, """
         import gymnasium as gym
         import hear2act_env
-        gym.make("Hear2Act-Prosody-v4", access="A+T", renderer="broken", voice="default")
+        gym.make("Hear2Act-Prosody-v5", access="A+T", renderer="broken", voice="default")
     """)
     assert out.returncode != 0
     last = out.stderr.strip().splitlines()[-1]

@@ -25,7 +25,7 @@ P6A_FORMS = ("[ACTION: RECOMMEND] [OPTION: <number>] <assistant utterance>", "[A
              "[ACTION: CONFIRM] <assistant utterance>")
 
 
-def first_obs(access: str = "T", env_id: str = "Hear2Act-Prosody-v4", **kw: object) -> tuple[dict, dict]:
+def first_obs(access: str = "T", env_id: str = "Hear2Act-Prosody-v5", **kw: object) -> tuple[dict, dict]:
     env = gym.make(env_id, access=access, disable_env_checker=True, **kw)
     return env.reset(seed=0, options={"scenario_id": load_scenarios()[0].id})
 
@@ -100,7 +100,7 @@ def test_prompts_come_only_from_the_observation() -> None:
     assert build_messages({**obs, "secret": "gold is 4"}, "T+S") == build_messages(obs, "T+S")
     # Over whole rollouts, a hidden need's statement is in the prompt only once the transcript shows it.
     scenarios = {s.id: s for s in load_scenarios()}
-    for env_id in ("Hear2Act-Prosody-v4", "Hear2Act-Explicit-v4"):
+    for env_id in ("Hear2Act-Prosody-v5", "Hear2Act-Explicit-v5"):
         env = gym.make(env_id, access="T+S", disable_env_checker=True)
         agent = make_policy("state-rule", access="T+S")
         for sid in list(scenarios)[::60]:
@@ -200,7 +200,7 @@ def tiny() -> Path:
 
 def test_hf_backend_batches_are_row_independent(tiny: Path) -> None:
     obs, _ = first_obs("T")
-    other, _ = gym.make("Hear2Act-Explicit-v4", disable_env_checker=True).reset(seed=3)
+    other, _ = gym.make("Hear2Act-Explicit-v5", disable_env_checker=True).reset(seed=3)
     requests = [GenerationRequest(build_messages(o, "T"), seed=s, key=str(i))
                 for i, (o, s) in enumerate([(obs, 1), (other, 2), (obs, 3)])]
     for temperature in (0.0, 1.0):
@@ -220,7 +220,7 @@ def test_hf_backend_batches_are_row_independent(tiny: Path) -> None:
 
 def test_hf_policy_plays_real_episodes_to_truncation(tiny: Path) -> None:
     policy = make_policy(f"hf:{tiny}", access="T+S", max_new_tokens=8)
-    specs = [EpisodeSpec("Hear2Act-Prosody-v4", s.id, i, "T+S", env_kwargs={"max_turns": 4}, key=s.id)
+    specs = [EpisodeSpec("Hear2Act-Prosody-v5", s.id, i, "T+S", env_kwargs={"max_turns": 4}, key=s.id)
              for i, s in enumerate(load_scenarios()[:2])]
     trajs = run_episodes(specs, policy, batch_size=2)
     for t in trajs:

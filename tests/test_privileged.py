@@ -10,7 +10,7 @@ from hear2act_env.dialogue.engine import assess
 
 
 def _env(access: str = "T+S"):
-    return gym.make("Hear2Act-Prosody-v4", access=access, disable_env_checker=True).unwrapped
+    return gym.make("Hear2Act-Prosody-v5", access=access, disable_env_checker=True).unwrapped
 
 
 def test_before_reset_both_are_clear_errors():

@@ -32,7 +32,7 @@ def rec(n: int) -> str:
 
 
 def make(realization: str = "prosody", access: str = "T+S"):
-    env_id = {"prosody": "Hear2Act-Prosody-v4", "explicit": "Hear2Act-Explicit-v4"}[realization]
+    env_id = {"prosody": "Hear2Act-Prosody-v5", "explicit": "Hear2Act-Explicit-v5"}[realization]
     return gym.make(env_id, access=access, disable_env_checker=True).unwrapped
 
 
@@ -363,7 +363,7 @@ def test_matched_rollouts_share_reactions_deliveries_and_states():
     ],
 )
 def test_interventions_give_their_tags(intervention, pattern):
-    env = gym.make("Hear2Act-Prosody-v4", access="T+S", state_intervention=intervention,
+    env = gym.make("Hear2Act-Prosody-v5", access="T+S", state_intervention=intervention,
                    disable_env_checker=True)
     tags = []
     for seed in range(40):

@@ -90,7 +90,7 @@ def tiny() -> Path:
 def _episodes(spec: str, cache: bool, temperature: float = 0.0, **kw: object) -> tuple[list[dict], dict]:
     policy = make_policy(spec, access="T+S", max_new_tokens=6, temperature=temperature, prefix_cache=cache, **kw)
     sid = "budget-airline-tickets-01"
-    specs = [EpisodeSpec("Hear2Act-Prosody-v4", s, seed, "T+S", env_kwargs={"max_turns": 5}, key=f"{s}/{seed}")
+    specs = [EpisodeSpec("Hear2Act-Prosody-v5", s, seed, "T+S", env_kwargs={"max_turns": 5}, key=f"{s}/{seed}")
              for s, seed in [(sid, 0), (sid, 1), ("restaurant-reservations-01", 2)]]
     return run_episodes(specs, policy, batch_size=2), policy.backend.stats
 
@@ -132,7 +132,7 @@ def smollm2() -> Path:
 
 def _play(policy, n_turns: int, scenario: str = "budget-airline-tickets-01", seed: int = 0) -> list[str]:
     """n_turns decisions of one episode, one at a time (the real env's observations)."""
-    env = gym.make("Hear2Act-Prosody-v4", access=policy.access, disable_env_checker=True)
+    env = gym.make("Hear2Act-Prosody-v5", access=policy.access, disable_env_checker=True)
     obs, info = env.reset(seed=seed, options={"scenario_id": scenario})
     raws = []
     for turn in range(n_turns):
@@ -222,7 +222,7 @@ def test_opt_in_tag_constraint_makes_every_reply_open_with_a_well_formed_tag(tin
     from hear2act.agents.llm.backend import GenerationRequest
     from hear2act.agents.prompts import build_messages
 
-    env = gym.make("Hear2Act-Prosody-v4", access="T", disable_env_checker=True)
+    env = gym.make("Hear2Act-Prosody-v5", access="T", disable_env_checker=True)
     obs, _ = env.reset(seed=0)
     requests = [GenerationRequest(build_messages(obs, "T"), seed=s) for s in range(3)]
     free = make_backend(f"hf:{tiny}", max_new_tokens=24, temperature=1.0)

@@ -62,7 +62,7 @@ def user_turn():
     pytest.importorskip("hibari")
     from hear2act_env.speech.features import extract
 
-    env = gym.make("Hear2Act-Prosody-v4", access="A+T", disable_env_checker=True)
+    env = gym.make("Hear2Act-Prosody-v5", access="A+T", disable_env_checker=True)
     obs, _ = env.reset(seed=3)
     return obs["audio"], extract(obs["audio"])
 

@@ -109,7 +109,7 @@ def test_parser_never_raises_on_long_runs(prefix, spaces, digits, tag, filler):
 
 
 def test_env_steps_on_megabyte_actions_without_echoing_them():
-    env = gym.make("Hear2Act-Prosody-v4").unwrapped
+    env = gym.make("Hear2Act-Prosody-v5").unwrapped
     env.reset(seed=0)
     for hostile in (" " * MB + "[ACTION: ASK] anything else?", "[ACTION: CLARIFY] " + "9" * MB,
                     "\u202e" * MB, "x" * MB):
@@ -192,7 +192,7 @@ def test_an_unusable_cache_renders_without_caching_and_warns_once(tmp_path, monk
 def test_env_steps_with_an_unwritable_cache(tmp_path, monkeypatch):
     a_file = tmp_path / "cache"
     a_file.write_text("x")
-    env = gym.make("Hear2Act-Prosody-v4", access="A+T", renderer=ToneRenderer(), audio_cache=str(a_file),
+    env = gym.make("Hear2Act-Prosody-v5", access="A+T", renderer=ToneRenderer(), audio_cache=str(a_file),
                    disable_env_checker=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

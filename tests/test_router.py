@@ -161,7 +161,7 @@ def test_default_matcher_is_the_router_and_the_env_uses_it():
 
     assert default_matcher() is route and resolve_matcher("learned") is route
     assert resolve_matcher("lexical") is match_question
-    env = gym.make("Hear2Act-Explicit-v4")
+    env = gym.make("Hear2Act-Explicit-v5")
     env.reset(seed=0, options={"scenario_id": "budget-airline-tickets-03"})
     _, _, _, _, info = env.step("[ACTION: ASK] Will you want to pick where you sit ahead of time?")
     assert info["question"] == {"target": "need", "attribute": "seating", "level": 1}

@@ -73,8 +73,8 @@ class PoisonInfo(gym.Wrapper):
 @pytest.mark.parametrize("action_set", ["macro", "full"])
 def test_wrapper_never_reads_info(access: str, action_set: str) -> None:
     """Same observations with a poisoned info as with the real one, over whole episodes."""
-    base = gym.make("Hear2Act-Prosody-v4", access=access, scenarios=SCENARIOS, disable_env_checker=True)
-    poisoned = DiscreteDialogue(PoisonInfo(gym.make("Hear2Act-Prosody-v4", access=access, scenarios=SCENARIOS,
+    base = gym.make("Hear2Act-Prosody-v5", access=access, scenarios=SCENARIOS, disable_env_checker=True)
+    poisoned = DiscreteDialogue(PoisonInfo(gym.make("Hear2Act-Prosody-v5", access=access, scenarios=SCENARIOS,
                                                     disable_env_checker=True)), action_set)
     clean = DiscreteDialogue(base, action_set)
     rng = np.random.default_rng(0)
@@ -94,7 +94,7 @@ def test_wrapper_never_reads_info(access: str, action_set: str) -> None:
 
 def test_macro_actions_render_the_text_format_and_keep_the_rules() -> None:
     """A scripted macro policy that reads only the observation vector: the state tag says when to confirm."""
-    env = make_env("Hear2Act-Prosody-v4", "T+S", scenarios=load_scenarios()[:48])
+    env = make_env("Hear2Act-Prosody-v5", "T+S", scenarios=load_scenarios()[:48])
     status = slice(BASE_SIZE, BASE_SIZE + 2)  # the T+S channel starts with the tag's status
     wins = 0
     for sid in [s.id for s in env.unwrapped.scenarios]:
@@ -119,7 +119,7 @@ def test_reader_categories_and_fit_precision() -> None:
     cat, text = split_opener("No, that won't work. It has to be a nonstop flight.")
     assert (cat, text) == ("reject", "It has to be a nonstop flight.")
     assert split_opener("I'd prefer a window seat.")[0] == "answer"
-    env = make_env("Hear2Act-Explicit-v4", "T", scenarios=load_scenarios()[:96])
+    env = make_env("Hear2Act-Explicit-v5", "T", scenarios=load_scenarios()[:96])
     gold_out = 0
     for i, s in enumerate(env.unwrapped.scenarios):
         env.reset(seed=i, options={"scenario_id": s.id})
@@ -153,7 +153,7 @@ def test_vec_envs() -> None:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     def factory():
-        return make_env("Hear2Act-Prosody-v4", "T+S", scenarios=SCENARIOS)
+        return make_env("Hear2Act-Prosody-v5", "T+S", scenarios=SCENARIOS)
 
     for cls in (DummyVecEnv, SubprocVecEnv):
         venv = cls([factory, factory])

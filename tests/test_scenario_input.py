@@ -127,13 +127,13 @@ def test_the_bundled_bank_still_validates(capsys) -> None:
 
 @pytest.mark.parametrize("options", ["x", ["scenario_id"], 3])
 def test_reset_options_that_are_not_a_dict_are_a_clear_error(options: object) -> None:
-    env = gym.make("Hear2Act-Prosody-v4").unwrapped
+    env = gym.make("Hear2Act-Prosody-v5").unwrapped
     with pytest.raises(TypeError, match="reset options must be a dict"):
         env.reset(seed=0, options=options)
 
 
 def test_an_unknown_reset_option_is_a_clear_error() -> None:
-    env = gym.make("Hear2Act-Prosody-v4").unwrapped
+    env = gym.make("Hear2Act-Prosody-v5").unwrapped
     sid = load_scenarios()[0].id
     with pytest.raises(ValueError, match=r"unknown reset option\(s\) \['scenarioid'\]; known: \['scenario_id'\]"):
         env.reset(seed=0, options={"scenarioid": sid})

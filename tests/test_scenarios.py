@@ -183,7 +183,7 @@ def test_roles_are_computed_once_not_per_step(bank, monkeypatch):
     calls = []
     monkeypatch.setattr(Scenario, "_rank_key", lambda self, o: calls.append(o) or 0.0)
     monkeypatch.setattr(Scenario, "_compute_roles", lambda self: calls.append(self) or {})
-    env = gym.make("Hear2Act-Prosody-v4", disable_env_checker=True).unwrapped
+    env = gym.make("Hear2Act-Prosody-v5", disable_env_checker=True).unwrapped
     env.reset(seed=0, options={"scenario_id": s.id})
     for n in (s.gold, s.safe, s.request_violating[0], s.opening):
         env.step(format_action("recommend", "This one?", n))

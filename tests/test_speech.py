@@ -376,32 +376,32 @@ ACTIONS = ["[ACTION: ASK] Anything else?", "[ACTION: RECOMMEND] [OPTION: 2] this
 
 
 def test_same_seed_gives_identical_audio_bytes():
-    a = _audio_rollout("Hear2Act-Prosody-v4", "A+T", 4, ACTIONS)
-    b = _audio_rollout("Hear2Act-Prosody-v4", "A+T", 4, ACTIONS)
+    a = _audio_rollout("Hear2Act-Prosody-v5", "A+T", 4, ACTIONS)
+    b = _audio_rollout("Hear2Act-Prosody-v5", "A+T", 4, ACTIONS)
     assert [o["audio"].tobytes() for o in a] == [o["audio"].tobytes() for o in b]
-    c = _audio_rollout("Hear2Act-Prosody-v4", "A+T", 5, ACTIONS)
+    c = _audio_rollout("Hear2Act-Prosody-v5", "A+T", 5, ACTIONS)
     assert [o["audio"].tobytes() for o in a] != [o["audio"].tobytes() for o in c]
 
 
 def test_matched_realizations_hear_the_same_delivery_for_the_same_words():
-    pro = _audio_rollout("Hear2Act-Prosody-v4", "A+T", 7, ACTIONS)
-    exp = _audio_rollout("Hear2Act-Explicit-v4", "A+T", 7, ACTIONS)
+    pro = _audio_rollout("Hear2Act-Prosody-v5", "A+T", 7, ACTIONS)
+    exp = _audio_rollout("Hear2Act-Explicit-v5", "A+T", 7, ACTIONS)
     for p, e in zip(pro, exp, strict=True):
         same_words = p["transcript"].splitlines()[-1] == e["transcript"].splitlines()[-1]
         assert (p["audio"].tobytes() == e["audio"].tobytes()) == same_words
 
 
 def test_access_a_hides_user_words_and_t_s_hat_hides_audio():
-    a = _audio_rollout("Hear2Act-Prosody-v4", "A", 1, ACTIONS[:2])
+    a = _audio_rollout("Hear2Act-Prosody-v5", "A", 1, ACTIONS[:2])
     lines = a[-1]["transcript"].splitlines()
     assert lines[0].startswith("User: ") and "(spoken)" not in lines[0]  # the request stays in words
     assert all(ln == "User: (spoken)" for ln in lines[2::2])
     assert a[-1]["audio"].dtype == np.float32
-    s_hat = _audio_rollout("Hear2Act-Prosody-v4", "T+S_hat", 1, ACTIONS[:2])
+    s_hat = _audio_rollout("Hear2Act-Prosody-v5", "T+S_hat", 1, ACTIONS[:2])
     assert "audio" not in s_hat[-1]
     assert s_hat[-1]["inferred_state"].startswith("AUDIO-INFERRED STATE: ")
     assert "resolved" in s_hat[-1]["inferred_state"]
-    aff = _audio_rollout("Hear2Act-Prosody-v4", "T+affect", 1, ACTIONS[:2])
+    aff = _audio_rollout("Hear2Act-Prosody-v5", "T+affect", 1, ACTIONS[:2])
     assert aff[-1]["affect"] in AFFECT_LABELS
 
 
@@ -410,7 +410,7 @@ def test_audio_env_pickles_mid_episode():
 
     import gymnasium as gym
 
-    env = gym.make("Hear2Act-Explicit-v4", access="A+T", disable_env_checker=True).unwrapped
+    env = gym.make("Hear2Act-Explicit-v5", access="A+T", disable_env_checker=True).unwrapped
     env.reset(seed=2)
     env.step(ACTIONS[0])
     clone = pickle.loads(pickle.dumps(env))

@@ -72,19 +72,19 @@ def _walk_through(domain_file: Path, tmp_path: Path) -> dict:
     from hear2act.agents import make_agent
     from hear2act.eval.rollout import run_episode
 
-    env = gym.make("Hear2Act-Prosody-v4", scenarios=str(out), access="T")
+    env = gym.make("Hear2Act-Prosody-v5", scenarios=str(out), access="T")
     obs, info = env.reset(seed=0, options={"scenario_id": bank[0].id})
     assert info["scenario_id"] == bank[0].id and bank[0].request in obs["transcript"]
     obs, _, _, _, info = env.step("[ACTION: ASK] Is there anything else that matters to you?")
     assert obs["transcript"].count("User: ") == 3  # request, objection to the opening, the answer
-    env = gym.make("Hear2Act-Prosody-v4", scenarios=out, access="T+S")
+    env = gym.make("Hear2Act-Prosody-v5", scenarios=out, access="T+S")
     oracle = [run_episode(env, make_agent("oracle", scenarios=bank), s.id, seed) for seed, s in enumerate(bank)]
     assert [row["success"] for row in oracle] == [True] * len(bank)
 
     # The CLI plays it through HEAR2ACT_SCENARIOS.
     rollout = _cli("rollout", "--agent", "state-rule", "--quiet", bank=out)
     assert rollout.returncode == 0, rollout.stderr
-    assert "state-rule Hear2Act-Prosody-v4 T" in rollout.stdout
+    assert "state-rule Hear2Act-Prosody-v5 T" in rollout.stdout
 
     # Evaluate: the page's grid, with the bank as every tool's default.
     grid = tmp_path / "my_grid.toml"
@@ -221,7 +221,7 @@ def test_bank_env_variable_is_every_tools_default(example, tmp_path, monkeypatch
     assert main(["scenarios", "build", "--domains", str(example), "--out", str(out)]) == 0
     monkeypatch.setenv(BANK_ENV, str(out))
     assert [s.id for s in load_scenarios()] == ["bicycle-repair-shops-01"]
-    env = gym.make("Hear2Act-Prosody-v4")
+    env = gym.make("Hear2Act-Prosody-v5")
     assert env.unwrapped.scenarios[0].domain == "bicycle repair shops"
     monkeypatch.setenv(BANK_ENV, str(tmp_path / "missing.jsonl"))
     with pytest.raises(FileNotFoundError, match=r"HEAR2ACT_SCENARIOS"):

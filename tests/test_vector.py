@@ -53,7 +53,7 @@ def _rollout(mode: str, access: str, cache, last_step: bool = True, **vector_kwa
         # earlier tests' servers and torch pools alive) can deadlock a worker. The default context
         # (plain fork) is covered by test_async_default_context_in_a_fresh_process.
         vector_kwargs.setdefault("context", "forkserver")
-    envs = gym.make_vec("Hear2Act-Prosody-v4", num_envs=3, vectorization_mode=mode,
+    envs = gym.make_vec("Hear2Act-Prosody-v5", num_envs=3, vectorization_mode=mode,
                         vector_kwargs=vector_kwargs, **_kwargs(access, cache))
     try:
         seen = [envs.reset(seed=7)[0]]
@@ -94,10 +94,10 @@ def test_async_matches_sync_for_every_access(access, tmp_path):
 
 
 def test_reset_scenarios_selects_each_sub_env(tmp_path):
-    envs = gym.make_vec("Hear2Act-Explicit-v4", num_envs=3, vectorization_mode="sync")
+    envs = gym.make_vec("Hear2Act-Explicit-v5", num_envs=3, vectorization_mode="sync")
     obs, infos = reset_scenarios(envs, IDS, seed=[1, 2, 3])
     assert list(infos["scenario_id"]) == IDS and infos["_scenario_id"].all()
-    single = gym.make("Hear2Act-Explicit-v4").unwrapped
+    single = gym.make("Hear2Act-Explicit-v5").unwrapped
     for i, sid in enumerate(IDS):
         assert obs["transcript"][i] == single.reset(seed=i + 1, options={"scenario_id": sid})[0]["transcript"]
     with pytest.raises(ValueError, match="one scenario id per sub-env"):
@@ -106,7 +106,7 @@ def test_reset_scenarios_selects_each_sub_env(tmp_path):
 
 
 def test_async_shared_memory_is_a_view_without_copy(tmp_path):
-    envs = gym.make_vec("Hear2Act-Prosody-v4", num_envs=2, vectorization_mode="async", vector_kwargs={"copy": False})
+    envs = gym.make_vec("Hear2Act-Prosody-v5", num_envs=2, vectorization_mode="async", vector_kwargs={"copy": False})
     try:
         obs, _ = envs.reset(seed=0)
         before = obs["transcript"][0]
@@ -123,7 +123,7 @@ def test_env_ids_stay_registered():
 
 def test_sub_envs_taking_different_kinds_of_action_in_one_step():
     """Infos of sub-envs that ASK / CLARIFY / end with and without recommendations stack (one type per key)."""
-    envs = gym.make_vec("Hear2Act-Prosody-v4", num_envs=3, vectorization_mode="sync")
+    envs = gym.make_vec("Hear2Act-Prosody-v5", num_envs=3, vectorization_mode="sync")
     try:
         envs.reset(seed=4)  # a seed where sub-envs 0 and 1 both end at the third step (bank of 9415d94)
         _, _, _, _, infos = envs.step(["[ACTION: CLARIFY] more?", "[ACTION: ASK] Is there anything else that matters "
@@ -148,7 +148,7 @@ def test_async_default_context_in_a_fresh_process(tmp_path):
     code = (
         "import gymnasium as gym, hear2act_env\n"
         "def run(mode):\n"
-        "    envs = gym.make_vec('Hear2Act-Prosody-v4', num_envs=3, vectorization_mode=mode)\n"
+        "    envs = gym.make_vec('Hear2Act-Prosody-v5', num_envs=3, vectorization_mode=mode)\n"
         "    out = [envs.reset(seed=7)[0]['transcript']]\n"
         "    for a in ('[ACTION: ASK] Anything else?', '[ACTION: RECOMMEND] [OPTION: 2] ok?'):\n"
         "        out.append(envs.step([a] * 3)[0]['transcript'])\n"
@@ -161,10 +161,11 @@ def test_async_default_context_in_a_fresh_process(tmp_path):
     assert done.returncode == 0 and "same" in done.stdout, done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("old", ["v0", "v1", "v2", "v3"])
-def test_the_retired_ids_name_v4(old):
+@pytest.mark.parametrize("old", ["v0", "v1", "v2", "v3", "v4"])
+def test_the_retired_ids_name_v5(old):
     """Results changed with v1 (bank, audio, parser), v2 (requests, blind categorical values), v3 (the
-    gold/safe twin dealt blind) and v4 (decoy distractor columns), so the older ids are gone and say where to go."""
+    gold/safe twin dealt blind), v4 (decoy distractor columns) and v5 (cube designs), so the older ids are gone
+    and say where to go."""
     for name in ("Prosody", "Explicit"):
-        with pytest.raises(gym.error.DeprecatedEnv, match=f"Hear2Act-{name}-v4"):
+        with pytest.raises(gym.error.DeprecatedEnv, match=f"Hear2Act-{name}-v5"):
             gym.make(f"Hear2Act-{name}-{old}")

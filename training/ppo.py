@@ -44,7 +44,7 @@ def _arg(default: Any, help: str) -> Any:
 
 @dataclass
 class Args:
-    env_id: str = _arg("Hear2Act-Prosody-v4", "Hear2Act-Prosody-v4 or Hear2Act-Explicit-v4")
+    env_id: str = _arg("Hear2Act-Prosody-v5", "Hear2Act-Prosody-v5 or Hear2Act-Explicit-v5")
     access: str = _arg(TRUE_STATE, f"access condition: {', '.join(NAMES)}")
     action_set: str = _arg("macro", "discrete action set: macro (4 actions) or full (22)")
     total_timesteps: int = _arg(20_000, "environment steps of training (all envs together)")

@@ -1,6 +1,6 @@
 """Discrete actions and a numeric observation for SB3-style agents, without changing the rules.
 
-:class:`DiscreteDialogue` wraps a ``Hear2Act-*-v4`` env. Every discrete action
+:class:`DiscreteDialogue` wraps a ``Hear2Act-*-v5`` env. Every discrete action
 is rendered to the env's text action format and played through ``env.step``
 (so the user engine, the turn budget and the rewards are the env's own), and
 every observation is computed from the env's *observation* only -- the
@@ -258,7 +258,7 @@ class DiscreteDialogue(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return np.asarray(vec, dtype=np.float32)
 
 
-def make_env(env_id: str = "Hear2Act-Prosody-v4", access: str = "T", *, action_set: str = "macro",
+def make_env(env_id: str = "Hear2Act-Prosody-v5", access: str = "T", *, action_set: str = "macro",
              episode_pool: int = 0, **env_kwargs: Any) -> DiscreteDialogue:
     """``gym.make(env_id, access=..., **env_kwargs)`` wrapped in :class:`DiscreteDialogue`."""
     import hear2act_env  # registers the ids
@@ -269,9 +269,9 @@ def make_env(env_id: str = "Hear2Act-Prosody-v4", access: str = "T", *, action_s
     return DiscreteDialogue(env, action_set, episode_pool)
 
 
-def make_discrete(env_id: str = "Hear2Act-Prosody-v4", access: str = "T", *, action_set: str = "macro",
+def make_discrete(env_id: str = "Hear2Act-Prosody-v5", access: str = "T", *, action_set: str = "macro",
                   render_mode: str | None = None, **env_kwargs: Any) -> DiscreteDialogue:
-    """Entry point of the registered discrete ids (``gym.make("Hear2Act-Prosody-Macro-v4", access="T+S")``).
+    """Entry point of the registered discrete ids (``gym.make("Hear2Act-Prosody-Macro-v5", access="T+S")``).
 
     The env renders text (``ansi`` / ``human``). ``render_mode="rgb_array"`` -- what SB3's ``make_vec_env`` asks
     for unless told otherwise -- raises TypeError, on which ``make_vec_env`` retries without a render mode.

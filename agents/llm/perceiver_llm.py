@@ -8,7 +8,7 @@ Plugging the audio LLM in as the env's ``perceiver=`` keeps the two-stage
 condition the env's own: the same observation key, the same place in the
 step, whichever policy decides.
 
-    env = gym.make("Hear2Act-Prosody-v4", access="T+S_hat",
+    env = gym.make("Hear2Act-Prosody-v5", access="T+S_hat",
                    perceiver=make_perceiver("omni:/models/Qwen2.5-Omni-7B"))
 
 ``hear2act rollout --agent hf:... --access T+S_hat --perceiver omni:PATH``

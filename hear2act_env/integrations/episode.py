@@ -21,7 +21,7 @@ TEXT_ACCESS = names(lambda a: not a.audio_in_prompt)
 
 
 def env_id(realization: str) -> str:
-    """``"prosody"`` -> ``"Hear2Act-Prosody-v4"``; a clear error naming the choices otherwise."""
+    """``"prosody"`` -> ``"Hear2Act-Prosody-v5"``; a clear error naming the choices otherwise."""
     if realization not in ENV_IDS:
         raise ValueError(f"realization must be one of {tuple(ENV_IDS)}, got {realization!r}")
     return ENV_IDS[realization]

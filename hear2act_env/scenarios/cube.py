@@ -10,10 +10,9 @@ column's values into two sides, and keep the splits that form that cube; the lea
 the priority) of each cube's 111 pair is its guess. Left alone, one cube exists and its
 leader is the gold (0.879 of the -v3 bank's scenarios, ``benchmarks/options_cube.py``).
 
-:func:`cube_leaders` is that reader. :func:`decoy_sides` is how the generator answers it:
-a distractor column (no need depends on it) whose two sides, put in place of one column of
-a cube, complete another cube with another 111 pair, so that the reader finds several cubes
-and their leaders are not all the gold.
+:func:`cube_leaders` is that reader. The generator answers it with cube designs
+(:mod:`.design`): tables of sides in which seven cubes exist, each led by another candidate,
+and the needs are one of them drawn at random.
 
 Pure functions over rows (``{attribute: value}`` dicts) and numpy arrays; no global state.
 """
@@ -112,40 +111,6 @@ def leader_shares(found: Counter[int], rows: Sequence[int]) -> list[float]:
     total = sum(found.values())
     rows = list(rows)
     return [found[r] / total if total else 1.0 / len(rows) for r in rows]
-
-
-def decoy_sides(g: np.random.Generator, cube: Sequence[Sequence[int]], opening: int,
-                pair: tuple[int, int]) -> tuple[list[int], int] | None:
-    """Sides (0/1 per row) of a column that replaces one column of ``cube`` and completes another cube.
-
-    ``cube``: three 0/1 vectors over the same rows that form the cube; ``pair``: its two rows
-    with code 7. The new column keeps every pair of rows the two other columns group together
-    apart (one on each side), and of the three rows those columns put at (1, 1) gives side 1 to
-    two other than ``pair``, the opening never among them. Returns the sides and which column
-    they replace, or ``None`` when no column can be replaced that way.
-    """
-    n = len(cube[0])
-    for k in (int(x) for x in g.permutation(3)):
-        a, b = (cube[j] for j in range(3) if j != k)
-        groups: dict[tuple[int, int], list[int]] = {}
-        for r in range(n):
-            groups.setdefault((a[r], b[r]), []).append(r)
-        top = groups.get((1, 1), [])
-        choices = [p for p in itertools.combinations(top, 2) if opening not in p and set(p) != set(pair)]
-        if not choices:
-            continue
-        chosen = set(choices[int(g.integers(len(choices)))])
-        sides = [0] * n
-        for key, members in groups.items():
-            if key == (1, 1):
-                for r in members:
-                    sides[r] = int(r in chosen)
-            else:
-                first = int(g.integers(2))
-                for i, r in enumerate(members):
-                    sides[r] = first if i == 0 else 1 - first
-        return sides, k
-    return None
 
 
 def reader_rate(scenarios: Iterable[Scenario]) -> tuple[float, float]:

@@ -195,7 +195,7 @@ ds = datasets.load_dataset("path/to/this/folder", split="{SPLIT}")
 scenario = Scenario.from_dict(json.loads(ds[0]["scenario"]))   # the exact scenario object
 ```
 
-To play them: `gym.make("Hear2Act-Prosody-v4", scenarios=[...])` with those objects, or the
+To play them: `gym.make("Hear2Act-Prosody-v5", scenarios=[...])` with those objects, or the
 JSONL file itself (`scenarios="{source}"`).
 
 ## Splits

@@ -6,7 +6,7 @@ own domain content files (same format as ``hear2act_env/data/domains/``; see
 byte-identical on regeneration); a user domain takes a name of its own.
 
 >>> # hear2act scenarios build --domains my_domains/ --out my_bank.jsonl
->>> # gym.make("Hear2Act-Prosody-v4", scenarios="my_bank.jsonl")
+>>> # gym.make("Hear2Act-Prosody-v5", scenarios="my_bank.jsonl")
 
 Every rule a domain file can break is reported with the file, the field and
 the value (:func:`read_user_domains` reports every file's first problem, then
