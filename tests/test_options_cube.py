@@ -90,7 +90,7 @@ def test_levels_honour_a_preference_when_one_order_allows_it():
 
 
 def test_a_missing_design_width_is_a_clear_error():
-    with pytest.raises(ScenarioError, match=r"9 columns.*design_search.py --columns 9"):
+    with pytest.raises(ScenarioError, match=r"with 9 columns.*design_search.py --columns 9"):
         design.designs("rising", 9)
 
 

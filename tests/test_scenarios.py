@@ -240,13 +240,17 @@ def test_categorical_requirement_round_trips_and_engine_states_it(bank):
 
 def _premium_gaps(bank):
     """Mean within-scenario percentile of the cost (first numeric) and rating attributes, for
-    non-role options with the better vs the worse value of each categorical attribute.
-    Better: meets the need (need attributes) or is the premium end of the vocabulary (others)."""
+    request-meeting options with the better vs the worse value of each categorical attribute.
+    Better: meets the need (need attributes) or is a value some need of the domain accepts (others:
+    ``shortcuts.desirable_values``, what a reader with world knowledge counts as better)."""
     from collections import defaultdict
 
+    from hear2act_env.scenarios.shortcuts import desirable_values
+
+    good = desirable_values(bank)
     groups = defaultdict(lambda: ([], []))
     for s in bank:
-        roles = {s.gold, s.safe, s.opening, *s.request_violating}
+        roles = set(s.request_violating)
         meeting = [o for o in s.options if o.meets_request]
         numeric = [a for a in s.attributes if a.numeric]
         measured = [("cost", numeric[0])] + [("rating", a) for a in numeric if a.name == "rating"]
@@ -264,23 +268,28 @@ def _premium_gaps(bank):
                 for o in meeting:
                     if o.number in roles:
                         continue
-                    better = o.values[a.name] in need.accept if need else o.values[a.name] == a.values[0]
-                    for key in ((s.domain, a.name, role), (kind, role)):
+                    desirable = good[s.domain].get(a.name) or {a.values[0]}
+                    better = o.values[a.name] in need.accept if need else o.values[a.name] in desirable
+                    for key in ((s.domain, a.name, role), (kind, role), ("any", role)):
                         groups[key][0 if better else 1].append(pct(float(o.values[v.name])))
     return {k: (sum(b) / len(b), sum(w) / len(w)) for k, (b, w) in groups.items() if b and w}
 
 
 def test_better_values_cost_more_and_rate_higher_on_average(bank):
+    """Env -v5: an option's numbers follow what it offers, its better values in every column alike (a need
+    column's pull on the price would tell a reader which columns are needs), so one column moves them less than
+    -v4's premium model did (0.1 percentile points a kind then, over the non-role options). Measured over the
+    request-meeting options: every kind's better values cost more and rate higher, cost by 0.08-0.14 points
+    (pooled 0.10), rating by 0.02-0.07; 0.83 of the domain attributes agree."""
     gaps = _premium_gaps(bank)
     for kind in ("L1", "L2", "L3", "distractor"):
         for role in ("cost", "rating"):
             better, worse = gaps[(kind, role)]
-            assert better > worse + 0.1, (kind, role, better, worse)
+            assert better > worse, (kind, role, better, worse)
+    assert gaps[("any", "cost")][0] > gaps[("any", "cost")][1] + 0.05
     per_attribute = [better > worse for k, (better, worse) in gaps.items() if len(k) == 3]
-    # Each domain attribute over its ~10 scenarios: small samples, so a few may tie or flip by chance.
-    # 0.97 before the categorical values were dealt blind (which spreads them over more rows); 0.970 then,
-    # 735/758 = 0.9697 after: the bound is 0.96, the per-kind margins above carry the rule.
-    assert len(per_attribute) > 700 and sum(per_attribute) / len(per_attribute) >= 0.96
+    # Each domain attribute over its ~10 scenarios: small samples, so some tie or flip by chance.
+    assert len(per_attribute) > 700 and sum(per_attribute) / len(per_attribute) >= 0.78
 
 
 def test_the_gold_costs_more_than_the_cheaper_opening(bank):

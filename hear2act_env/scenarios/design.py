@@ -113,8 +113,10 @@ def designs(kind: str, columns: int) -> tuple[np.ndarray, ...]:
     lib = _library()
     if kind not in lib or columns not in lib[kind]:
         have = {k: sorted(v) for k, v in lib.items()}
-        raise ScenarioError(f"no cube design of kind {kind!r} with {columns} columns in {DESIGN_FILE.name} "
-                            f"(it has {have}); run tools/design_search.py --columns {columns}")
+        raise ScenarioError(DESIGN_FILE.name, f"designs.{kind}.{columns}",
+                            f"no cube design of kind {kind!r} with {columns} columns (the file has {have}); a domain "
+                            f"with {columns - 3} attributes besides the needs and the request's needs one: run "
+                            f"tools/design_search.py --columns {columns}")
     return lib[kind][columns]
 
 
