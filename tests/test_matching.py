@@ -98,8 +98,9 @@ def test_first_question_set_still_routes(by_domain):
     # on independent questions). Env -v4 shows 3-4 distractor columns (1-2 before): a general question whose
     # words name a now-shown attribute ("how would you like the evening to feel?" -> time) routes to it, and
     # this matcher has no prior against distractors (the learned router's distractor_offset): general 0.922.
+    # Env -v5 shows every attribute of the domain: general 0.914.
     assert t_acc >= 0.985, f"targeted accuracy {t_acc:.3f}\n{shown}"
-    assert g_acc >= 0.92, f"general accuracy {g_acc:.3f}\n{shown}"
+    assert g_acc >= 0.91, f"general accuracy {g_acc:.3f}\n{shown}"
 
 
 # -- the development set ---------------------------------------------------------------------------
@@ -395,10 +396,11 @@ def test_heldout_v2_floor(bank):
     """Regression floor at the figures measured once, untuned: need 0.865 (direct 1.000, preference
     0.986, trade-off 0.931, paraphrase 0.542), general 0.802, other 0.990. Paraphrases that need world
     knowledge and questions about the user's life that name a need's topic are the known gaps. Env -v4
-    (3-4 distractor columns shown, 1-2 before): general 0.760, questions naming a now-shown attribute."""
+    (3-4 distractor columns shown, 1-2 before): general 0.760, questions naming a now-shown attribute; env -v5
+    (every attribute shown): general 0.729."""
     acc = accuracy_by_style(read_rows(HELDOUT_V2.name), bank)
     rate = {k: right / total for k, (right, total) in acc.items()}
     assert rate[("all", "need")] >= 0.86, acc
-    assert rate[("all", "general")] >= 0.75, acc
+    assert rate[("all", "general")] >= 0.72, acc
     assert rate[("all", "other")] >= 0.98, acc
 

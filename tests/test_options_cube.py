@@ -89,9 +89,13 @@ def test_levels_honour_a_preference_when_one_order_allows_it():
             assert order[0] == first
 
 
-def test_a_missing_design_width_is_a_clear_error():
-    with pytest.raises(ScenarioError, match=r"with 9 columns.*design_search.py --columns 9"):
-        design.designs("rising", 9)
+def test_a_missing_design_width_is_a_clear_error_and_a_wider_domain_is_padded():
+    with pytest.raises(ScenarioError, match=r"with 3 columns.*design_search.py --columns 3"):
+        design.deal(np.random.default_rng(0), "rising", 3)
+    dealt = design.deal(np.random.default_rng(0), "falling", 11)  # wider than any stored design
+    assert dealt.table.shape == (9, 11) and 0 < dealt.gold < dealt.safe
+    codes = sorted("".join(str(int(dealt.table[r, c])) for c in dealt.cube) for r in range(9))
+    assert codes == sorted([*(f"{i:03b}" for i in range(8)), "111"])
 
 
 def test_the_cube_reader_names_the_gold_at_most_at_the_limit():

@@ -56,7 +56,7 @@ def test_a_lever_moves_the_bank_and_is_restored(two_domains, shipped):
 
 
 def _price_not_priority(bank):
-    return [s for s in bank if not next(a for a in s.attributes if a.name == s.priority).prefix == "$"]
+    return [s for s in bank if next(a for a in s.attributes if a.name == s.priority).prefix != "$"]
 
 
 def test_prices_follow_what_an_option_offers_unless_drowned_in_noise(two_domains, shipped):

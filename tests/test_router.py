@@ -128,16 +128,24 @@ def test_the_full_wrappers_column_questions_reach_their_attribute(bank):
             total += 1
             got = route(s, question)
             hits += got is not None and got.attribute == names[k]
-    assert total == 4129 and hits >= 4110  # measured 4,118 on env -v4 (3,159 of 3,169 on -v3; lexical: 2,904 there)
+    assert total == 4770 and hits >= 4750  # measured 4,758 on env -v5 (4,118 of 4,129 on -v4; 3,159 of 3,169 on -v3)
 
 
 def test_candidates_cover_the_domain_and_general(bank):
     s = bank["budget-airline-tickets-05"]
     names = [c.name for c in candidates(s)]
     assert names[-1] == "general" and len(names) == len(set(names))
-    assert {a.name for a in s.attributes} < set(names)  # the domain's other attributes too (they route to None)
-    absent = [c for c in candidates(s) if c.name not in {a.name for a in s.attributes} and c.name != "general"]
-    assert absent and all(c.target is None for c in absent)
+    assert {a.name for a in s.attributes} <= set(names)
+    # An attribute of the domain that a scenario does not show routes to None (env -v5's bank shows them all,
+    # so one is dropped here; a user's scenario file may show fewer).
+    d = s.to_dict()
+    gone = next(a["name"] for a in d["attributes"] if a["kind"] == "distractor")
+    d["attributes"] = [a for a in d["attributes"] if a["name"] != gone]
+    for o in d["options"]:
+        del o["values"][gone]
+    fewer = Scenario.from_dict(d)
+    absent = [c for c in candidates(fewer) if c.name not in {a.name for a in fewer.attributes} and c.name != "general"]
+    assert [c.name for c in absent] == [gone] and all(c.target is None for c in absent)
 
 
 def test_a_scenario_of_an_unknown_domain_routes_on_lexical_evidence(bank):

@@ -132,9 +132,21 @@ class Deal:
 
 
 def deal(rng: np.random.Generator, kind: str, columns: int) -> Deal:
-    """A design of ``kind`` and width ``columns``, its columns shuffled, one of its cubes the needs (uniformly)."""
-    found = designs(kind, columns)
-    table = found[int(rng.integers(len(found)))][:, rng.permutation(columns)]
+    """A design of ``kind`` and width ``columns``, its columns shuffled, one of its cubes the needs (uniformly).
+
+    A domain wider than every stored design (a user's, with many attributes) takes the widest design plus
+    fair-coin columns; the needs are then one of all the cubes the table has, so the reader's best is still
+    the share of cubes a candidate leads.
+    """
+    widest = max(_library()[kind]) if kind in _library() else 0
+    if columns > widest > 0:
+        found = designs(kind, widest)
+        base = found[int(rng.integers(len(found)))]
+        table = np.column_stack([base, rng.integers(0, 2, size=(9, columns - widest))])
+    else:
+        found = designs(kind, columns)
+        table = found[int(rng.integers(len(found)))]
+    table = table[:, rng.permutation(columns)]
     options = cubes(table)
     cube = options[int(rng.integers(len(options)))]
     return Deal(table, cube.columns, cube.pair[0], cube.pair[1])

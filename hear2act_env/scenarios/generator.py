@@ -141,7 +141,7 @@ class _Builder:
         return rows
 
     def _value_walk(self, numbers: list[dict[str, float | int]]) -> list[int]:
-        """Rows 1..8 best value first, as the never-ask reader ranks the options (``agents.baselines.
+        """Rows 1..8 best value first, as the never-ask reader ranks the options (``hear2act.agents.baselines.
         value_ranking``): summed average ranks over the visible numbers, the opening left out."""
         rows = range(1, len(numbers))
         total = np.zeros(len(numbers))
