@@ -200,12 +200,15 @@ class Hear2ActEnv(gym.Env[dict[str, Any], str]):
       come from a table in which seven column triples form the protocol's
       pattern cube, each led by another candidate, and the needs are one of
       them drawn at random, so the options text leaves the gold any of seven
-      candidates alike. The structural reader's top-1 0.209 -> 0.144, the
-      in-repo options-only classifier 0.710 / 0.260 -> CLF, the independent
-      probe's boosting PROBE. An option's numbers follow what it offers (its
+      candidates alike. The structural reader's top-1 0.209 -> 0.146, the
+      in-repo options-only classifier 0.710 / 0.260 -> 0.580 / 0.146, the
+      independent probe's boosting 0.331 / 0.755 -> 0.160 / 0.593 (top-1 /
+      AUC). An option's numbers follow what it offers (its
       better values, needs and distractors alike); of the level orders the
       opening's pattern allows, one in which the never-asking value reader
-      meets another L1-meeting option before the gold is taken.
+      meets another L1-meeting option before the gold is taken, and a number
+      draw on which that reader still ends at the gold is kept with chance
+      0.25 (the never-ask agent 19.8% -> 15.8% under Prosody ``T``).
     - v4: results changed, so the version moved (``-v0`` to ``-v3`` raise
       Gymnasium's ``DeprecatedEnv`` naming ``-v4``). The bank was regenerated:
       every scenario shows three or four distractor columns (one or two before),

@@ -22,7 +22,8 @@ classifier reads 0.737 / 0.348 (0.710 / 0.298 without the twin features; the one
 of :func:`_twin_rule` 0.426 -> 0.185). Env -v4: 3-4 distractor columns dealt as decoys of the
 need patterns' cube (``tests/test_options_cube.py``): 0.710 / 0.260. Env -v5: every categorical column's
 sides from a cube design (``hear2act_env.scenarios.design``), the needs one of its seven cubes at random:
-CLASSIFIER_V5.
+0.580 / 0.146, under the issue's 0.60 / 0.20 (0.587 / 0.160 and 0.596 / 0.158 on two more draws,
+``benchmarks/options_levers.py --salt v1b|v1c``).
 """
 
 from __future__ import annotations
