@@ -12,7 +12,7 @@ import re
 import numpy as np
 from scipy import sparse
 from scipy.optimize import minimize
-from structs import scenario_info, structures, toks
+from structs import scenario_structures, toks
 
 GROUPS = ["dompred", "domval", "domcol", "generic", "words", "reqov", "viol", "struct"]
 
@@ -58,14 +58,7 @@ def pred_feats(v, cat, S, j, sub, groups):
 def prepare(bank, groups=GROUPS):
     data = []
     for v in bank.visible:
-        info = scenario_info(v, bank)
-        g = bank.labels[v["id"]]["gold"] - 1
-        op = info["op"]
-        pval = info["pval"]
-        cat = info["cat"]
-        S = [i for i in range(11) if i not in info["bad"]]
-        res = structures(cat, S, S.index(op))
-        C = [i for i in S if i != op]
+        g, op, pval, cat, S, C, res = scenario_structures(v, bank)
         feats = []
         golds = []
         cache = {}

@@ -1,19 +1,13 @@
 """Per scenario, the predicates of every structure (the 'rotation' hypothesis: needs recur across a domain)."""
 from __future__ import annotations
 
-from structs import scenario_info, structures
+from structs import scenario_structures
 
 
 def prepare_preds(bank):
     data = []
     for v in bank.visible:
-        info = scenario_info(v, bank)
-        g = bank.labels[v["id"]]["gold"] - 1
-        op = info["op"]
-        pval = info["pval"]
-        cat = info["cat"]
-        S = [i for i in range(11) if i not in info["bad"]]
-        res = structures(cat, S, S.index(op))
+        g, _, pval, _, S, C, res = scenario_structures(v, bank)
         preds = []
         golds = []
         for r in res:
@@ -23,6 +17,5 @@ def prepare_preds(bank):
             preds.append(ps)
             two = [S[k] for k in r[3]]
             golds.append(max(two, key=lambda i: pval[i]))
-        C = [i for i in S if i != op]
         data.append(dict(id=v["id"], domain=v["domain"], C=C, gold=g, preds=preds, sgold=golds, pval=pval))
     return data

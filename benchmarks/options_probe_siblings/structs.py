@@ -113,3 +113,15 @@ def scenario_info(v, bank):
         if extra:
             bad.add(extra[1])
     return dict(names=names, cat=cat, nums=nums, op=op, bad=bad, pr=pr, pval=pval, cons=cons, extra=extra)
+
+
+def scenario_structures(v, bank):
+    """One scenario's parsed info, its gold (0-based), opening, priority values, categorical table, the
+    request-meeting rows S, the candidates C (S less the opening) and its structures."""
+    info = scenario_info(v, bank)
+    op = info["op"]
+    S = [i for i in range(11) if i not in info["bad"]]
+    res = structures(info["cat"], S, S.index(op))
+    C = [i for i in S if i != op]
+    return bank.labels[v["id"]]["gold"] - 1, op, info["pval"], info["cat"], S, C, res
+
