@@ -11,14 +11,16 @@ need's accepted values read as the better ones) looks for that cube.
 Env -v5 answers the reader by construction instead of by search. Every categorical column
 a scenario shows (its three needs and every distractor its domain has) takes its sides from
 a *design*: a 9 x C table of sides, row 0 the opening and rows 1..8 the candidates in
-priority order, in which several column triples form a cube, and every candidate that can
-lead a cube (all but the last on the priority) leads the same number of them
-(``tools/design_search.py`` finds them; ``data/cube-designs.json`` holds them). The
-generator picks a design, shuffles its columns, and only then makes one of its cubes,
-uniformly at random, the needs: given the sides and the priority order, each of those seven
-candidates is the gold with the same chance, so no reader of the options, however it weighs
-what it sees, finds the gold at better than 1/7 on average (AUC 0.571) from the sides; what
-is left to it is in the values that show a side (``docs/protocol-choices.md``).
+priority order, in which several column triples form a cube, each led by another candidate
+(``tools/design_search.py`` finds them; ``data/cube-designs.json`` holds them). With C = 8
+every candidate that can lead a cube (all but the last on the priority) leads one; with C = 7
+six of them do (no design with all seven turned up); narrower tables, for users' domains, are
+the best found. The generator picks a design, shuffles its columns, and only then makes one of
+its cubes, uniformly at random, the needs: given the sides and the priority order, each leader
+is the gold with the same chance, so no reader of the options, however it weighs what it sees,
+finds the gold from the sides at better than 1/7 on average (AUC 0.571) with 8 columns, 1/6
+(0.643) with 7. What is left to it is in the values that show a side, the numbers, and what the
+domain's other scenarios show (``docs/protocol-choices.md``, "Cube designs", "What is left").
 
 Pure functions over numpy arrays; the designs load once, read-only.
 """
