@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from options_cube import figures  # noqa: E402
 
 from hear2act_env.scenarios import design, generator  # noqa: E402
-from hear2act_env.scenarios.profile import _ranks as average_ranks  # noqa: E402
+from hear2act_env.scenarios.profile import average_ranks  # noqa: E402
 from hear2act_env.scenarios.shortcuts import desirable_values  # noqa: E402
 
 # The settings a run may change, each a constant of the generator (or of its cube designs) read while the bank

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hear2act_env.scenarios.design import decode, lead_figures
+
 OUT = Path(__file__).resolve().parent.parent / "hear2act_env" / "data" / "cube-designs.json"
 TARGET_MET = np.array([0.05, 0.31, 0.64])  # the opening meets 0 / 1 / 2 of a cube's three columns
 COLUMNS = (7, 8)  # 3 needs + every distractor the domain has (4 or 5)
@@ -52,16 +54,14 @@ def analyse(table: np.ndarray) -> dict:
     leads = np.bincount(np.argmax(codes == 7, axis=0)[ok], minlength=9)[1:]
     met = table[0, trios[ok]].sum(1)
     n = int(leads.sum())
-    p = leads / max(n, 1)
-    auc = sum(p[g] * ((p[g] > np.delete(p, g)).mean() + 0.5 * (p[g] == np.delete(p, g)).mean())
-              for g in range(8) if p[g] > 0)
+    top1, auc = lead_figures(leads.tolist())
     goods = table.sum(1).astype(float)
     rho = float(np.corrcoef(np.arange(9), goods)[0, 1]) if goods.std() > 0 else 0.0
     # per cube: +1 when its second 111 row offers more than its leader, -1 when less
     pairs = [np.flatnonzero(codes[:, t] == 7) for t in np.flatnonzero(ok)]
     follower = float(np.mean([np.sign(goods[b] - goods[a]) for a, b in pairs])) if pairs else 0.0
-    return {"cubes": n, "leads": leads.tolist(), "opening_met": met.tolist(), "top1": float(p.max()),
-            "auc": float(auc), "rho": rho, "follower_offers_more": follower}
+    return {"cubes": n, "leads": leads.tolist(), "opening_met": met.tolist(), "top1": top1,
+            "auc": auc, "rho": rho, "follower_offers_more": follower}
 
 
 def objective(table: np.ndarray, direction: int) -> float:
@@ -94,10 +94,6 @@ def anneal(columns: int, direction: int, seed: int, steps: int = STEPS) -> np.nd
 
 def encode(table: np.ndarray) -> list[str]:
     return ["".join(str(int(x)) for x in row) for row in table]
-
-
-def decode(rows: list[str]) -> np.ndarray:
-    return np.array([[int(c) for c in row] for row in rows], dtype=np.int64)
 
 
 def main() -> None:

@@ -106,13 +106,6 @@ def gold_share(found: Counter[int], gold: int, n_candidates: int) -> float:
     return found[gold] / total if total else 1.0 / n_candidates
 
 
-def leader_shares(found: Counter[int], rows: Sequence[int]) -> list[float]:
-    """Each row's share of the cubes found (its chance of being the reader's pick; 1/n each when none)."""
-    total = sum(found.values())
-    rows = list(rows)
-    return [found[r] / total if total else 1.0 / len(rows) for r in rows]
-
-
 def reader_rate(scenarios: Iterable[Scenario]) -> tuple[float, float]:
     """Over a bank: the cube reader's expected top-1 (its chance of naming the gold, averaged), and the
     share of scenarios in which every cube it finds names the gold.

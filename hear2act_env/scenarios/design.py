@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -89,10 +89,20 @@ def bayes_reader(table: np.ndarray) -> tuple[float, float]:
     >>> bayes_reader(np.array([[int(c) for c in r] for r in rows]))
     (1.0, 1.0)
     """
-    counts = np.array(leads(table), dtype=float)
-    if counts.sum() == 0:
+    counts = leads(table)
+    if sum(counts) == 0:
         raise ValueError("the table has no cube")
-    p = counts / counts.sum()
+    return lead_figures(counts)
+
+
+def lead_figures(counts: Sequence[int]) -> tuple[float, float]:
+    """From how many cubes each candidate leads, a reader's expected top-1 and AUC when the needs are one
+    of those cubes drawn uniformly (0, 0 when there is none).
+
+    >>> lead_figures([1, 1, 1, 1, 1, 1, 1, 0])
+    (0.14285714285714285, 0.5714285714285714)
+    """
+    p = np.asarray(counts, dtype=float) / max(sum(counts), 1)
     auc = sum(p[g] * ((p[g] > np.delete(p, g)).mean() + 0.5 * (p[g] == np.delete(p, g)).mean())
               for g in range(len(p)) if p[g] > 0)
     return float(p.max()), float(auc)

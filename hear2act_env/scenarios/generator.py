@@ -31,6 +31,7 @@ import numpy as np
 from . import design
 from .content import DomainContent, PersonaContent, VisibleRange, load_all_domains
 from .model import Attribute, FrozenMap, Option, Scenario
+from .profile import average_ranks
 
 BANK_VERSION = "v1"
 BANK_FILE = Path(__file__).resolve().parent.parent / "data" / f"scenarios-{BANK_VERSION}.jsonl"
@@ -76,6 +77,7 @@ class _Builder:
         self.id = f"{domain.slug}-{index + 1:02d}"
         self.rng = scenario_rng(self.id)
         self.visible = {a.name: a for a in domain.visible}
+        self._splits: dict[str, tuple[np.ndarray, dict[int, np.ndarray]]] = {}
         # Every accepted-value set the domain's personas give an attribute when it is a need, in
         # file order: a distractor's side 1 is one of them, so its sides read like a need's.
         self.accepts: dict[str, list[tuple[str, ...]]] = {}
@@ -84,7 +86,13 @@ class _Builder:
                 self.accepts.setdefault(n.attribute, []).append(tuple(n.accept))
 
     def _split(self, name: str) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-        """Values of a visible attribute meeting every requirement, and violating ones per requirement."""
+        """Values of a visible attribute meeting every requirement, and violating ones per requirement
+        (computed once per attribute: every number draw of the scenario reads them)."""
+        if name not in self._splits:
+            self._splits[name] = self._compute_split(name)
+        return self._splits[name]
+
+    def _compute_split(self, name: str) -> tuple[np.ndarray, dict[int, np.ndarray]]:
         grid = _grid(self.domain.ranges[name], self.visible[name])
         meets = np.ones(len(grid), dtype=bool)
         violating = {}
@@ -115,11 +123,10 @@ class _Builder:
         for name, attr in self.visible.items():
             meeting, _ = self._split(name)
             picks = np.sort(g.choice(meeting, size=9, replace=name != self.p.priority))
-            if name == self.p.priority:
-                place = np.arange(9)  # row k takes the k-th best
+            if name == self.p.priority:  # row k takes the k-th best
                 best_first = picks if attr.better == "lower" else picks[::-1]
                 for i in range(9):
-                    rows[i][name] = _number(best_first[place[i]])
+                    rows[i][name] = _number(best_first[i])
                 continue
             rising = attr.better == "higher" or _is_cost(attr)
             noisy = latent + g.normal(0.0, COST_NOISE if _is_cost(attr) else MERIT_NOISE, size=9)
@@ -147,9 +154,7 @@ class _Builder:
         total = np.zeros(len(numbers))
         for name, attr in self.visible.items():
             x = np.array([float(numbers[r][name]) for r in rows]) * (1.0 if attr.better == "lower" else -1.0)
-            below = (x[None, :] < x[:, None]).sum(axis=1)
-            equal = (x[None, :] == x[:, None]).sum(axis=1)
-            total[1:] += below + (equal - 1) / 2
+            total[1:] += average_ranks(x)
         return sorted(range(1, 9), key=lambda r: (total[r], r))
 
     def side_pools(self, attr: Attribute, g: np.random.Generator) -> tuple[tuple[str, ...], tuple[str, ...]]:

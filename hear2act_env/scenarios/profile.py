@@ -72,7 +72,7 @@ def features(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[i
     return out
 
 
-def _ranks(x: np.ndarray) -> np.ndarray:
+def average_ranks(x: np.ndarray) -> np.ndarray:
     """Average ranks, 0 = smallest (ties share the mean of their places); down the rows of
     each column when ``x`` is a matrix."""
     below = (x[None, :] < x[:, None]).sum(axis=1)
@@ -85,7 +85,7 @@ def gold_places(rows: Sequence[Row], columns: Sequence[str], candidates: Sequenc
     """The gold's rank among the candidates (0 = lowest) on each statistic."""
     f = features(rows, columns, candidates, opening, desirable)[list(candidates)]
     g = list(candidates).index(gold)
-    return _ranks(f)[g]
+    return average_ranks(f)[g]
 
 
 def twin_features(rows: Sequence[Row], columns: Sequence[str], candidates: Sequence[int],
