@@ -14,24 +14,13 @@ ablations, single-feature AUCs, logistic coefficients) to ``--out``. Single-thre
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 VISIBLE, LABELS = "visible.jsonl", "labels.jsonl"  # export.py's names (not imported: it imports the repo)
-
-
-def run_export(work: Path, bank: str | None) -> None:
-    """Write ``work/visible.jsonl`` and ``work/labels.jsonl`` with export.py in a child process."""
-    cmd = [sys.executable, str(HERE / "export.py"), str(work)] + (["--bank", bank] if bank else [])
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
 def probe(work: Path, with_extras: bool = False) -> dict[str, Any]:
@@ -81,34 +70,14 @@ def table_text(label: str, r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bank", help="scenario JSONL file (default: the bundled bank)")
-    ap.add_argument("--work", type=Path, help="folder for visible.jsonl / labels.jsonl (default: a temporary one)")
-    ap.add_argument("--skip-export", action="store_true", help="use the files already in --work")
-    ap.add_argument("--out", type=Path, help="write every figure as JSON here")
-    ap.add_argument("--extras", action="store_true", help="also the auditor's further figures (slower)")
-    args = ap.parse_args(argv)
-    if importlib.util.find_spec("sklearn") is None:
-        print("error: scikit-learn is required: pip install scikit-learn", file=sys.stderr)
-        return 2
-    if args.skip_export and args.work is None:
-        ap.error("--skip-export needs --work")
-    from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+    from probe_cli import cli
 
-    start = time.time()
-    with tempfile.TemporaryDirectory(prefix="options_probe_") as tmp:
-        work = args.work or Path(tmp)
-        if not args.skip_export:
-            run_export(work, args.bank)
-        with threadpool_limits(limits=1):
-            result = probe(work, args.extras)
-    label = f"{args.work} (existing export)" if args.skip_export else (args.bank or "bundled")
-    result = {"bank": label, **result, "seconds": round(time.time() - start, 1)}
-    print(table_text(label, result))
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
-        print(f"wrote {args.out}")
-    return 0
+    def options(ap: argparse.ArgumentParser) -> None:
+        ap.add_argument("--extras", action="store_true", help="also the auditor's further figures (slower)")
+
+    return cli(argv, __doc__.split("\n")[0], "options_probe_",
+               lambda work, args, label: probe(work, args.extras),
+               lambda label, result: print(table_text(label, result)), options)
 
 
 if __name__ == "__main__":

@@ -17,31 +17,19 @@ exported options text and labels. ``--skip-export`` reuses the files already in 
 """
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import json
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-EXPORT = HERE.parent / "options_probe_independent" / "export.py"  # run, never imported: it imports the repo
+sys.path.insert(0, str(HERE.parent / "options_probe_independent"))  # probe_cli: the command line both probes share
 
 # candidate-level features of the LR / GBM baselines (cand_feats.build_cands columns)
 BASE_FEATURES = [
     "prank", "pz", "pgap_op", "sgold", "s111", "ham_op", "rarity",
     "n_unique", "n_major", "neg", "pos", "req_ov", "sec0_z", "sec0_rank",
 ]  # fmt: skip
-
-
-def run_export(work: Path, bank: str | None) -> None:
-    """Write ``work/visible.jsonl`` and ``work/labels.jsonl`` with export.py in a child process."""
-    cmd = [sys.executable, str(EXPORT), str(work)] + (["--bank", bank] if bank else [])
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
 def finder(work: Path) -> dict[str, Any]:
@@ -101,34 +89,14 @@ def finder(work: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bank", help="scenario JSONL file (default: the bundled bank)")
-    ap.add_argument("--work", type=Path, help="folder for visible.jsonl / labels.jsonl (default: a temporary one)")
-    ap.add_argument("--skip-export", action="store_true", help="use the files already in --work")
-    ap.add_argument("--out", type=Path, help="write every figure as JSON here")
-    args = ap.parse_args(argv)
-    if importlib.util.find_spec("sklearn") is None:
-        print("error: scikit-learn is required: pip install scikit-learn", file=sys.stderr)
-        return 2
-    if args.skip_export and args.work is None:
-        ap.error("--skip-export needs --work")
-    from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+    from probe_cli import cli
 
-    start = time.time()
-    label = f"{args.work} (existing export)" if args.skip_export else (args.bank or "bundled")
-    with tempfile.TemporaryDirectory(prefix="options_probe_siblings_") as tmp:
-        work = args.work or Path(tmp)
-        if not args.skip_export:
-            run_export(work, args.bank)
+    def compute(work: Path, _args: object, label: str) -> dict[str, Any]:
         print(f"bank {label}")
-        with threadpool_limits(limits=1):
-            result = finder(work)
-    result = {"bank": label, **result, "seconds": round(time.time() - start, 1)}
-    print(f"time {result['seconds']:.0f}s")
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
-        print(f"wrote {args.out}")
-    return 0
+        return finder(work)
+
+    return cli(argv, __doc__.split("\n")[0], "options_probe_siblings_", compute,
+               lambda label, result: print(f"time {result['seconds']:.0f}s"))
 
 
 if __name__ == "__main__":
