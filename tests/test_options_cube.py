@@ -83,10 +83,14 @@ def test_a_deal_makes_one_cube_the_needs_and_its_leader_the_gold():
 def test_levels_honour_a_preference_when_one_order_allows_it():
     rng = np.random.default_rng(0)
     dealt = design.bare(rng, 7)
+    # With the same seed the opening's pattern is the same draw: a preference no order holds shows which L1
+    # side it asks of the opening, so which columns could be L1.
+    free = design.levels(np.random.default_rng(1), dealt, prefer=lambda cols: False)
+    allowed = [c for c in dealt.cube if dealt.table[0, c] == dealt.table[0, free[0]]]
+    assert allowed
     for first in dealt.cube:
         order = design.levels(np.random.default_rng(1), dealt, prefer=lambda cols, f=first: cols[0] == f)
-        if dealt.table[0, first] == dealt.table[0, order[0]]:  # the opening's pattern let it
-            assert order[0] == first
+        assert (order[0] == first) == (first in allowed), (first, order, allowed)
 
 
 def test_a_missing_design_width_is_a_clear_error_and_a_wider_domain_is_padded():

@@ -250,7 +250,6 @@ def _premium_gaps(bank):
     good = desirable_values(bank)
     groups = defaultdict(lambda: ([], []))
     for s in bank:
-        roles = set(s.request_violating)
         meeting = [o for o in s.options if o.meets_request]
         numeric = [a for a in s.attributes if a.numeric]
         measured = [("cost", numeric[0])] + [("rating", a) for a in numeric if a.name == "rating"]
@@ -266,8 +265,6 @@ def _premium_gaps(bank):
                 need = next((n for n in s.needs if n.attribute == a.name), None)
                 kind = f"L{need.level}" if need else a.kind
                 for o in meeting:
-                    if o.number in roles:
-                        continue
                     desirable = good[s.domain].get(a.name) or {a.values[0]}
                     better = o.values[a.name] in need.accept if need else o.values[a.name] in desirable
                     for key in ((s.domain, a.name, role), (kind, role), ("any", role)):
