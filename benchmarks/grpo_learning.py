@@ -213,9 +213,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     torch.set_num_threads(args.threads)
     from hear2act.agents.llm.tiny import build_tiny_causal_lm
-    from hear2act.eval.stats import paired_interval
+    from hear2act.eval.stats import paired_interval, part_gains
     from hear2act.training import grpo, sft
-    from hear2act.training.splits import bundled_split, eval_ids
+    from hear2act.training.splits import bundled_split, eval_ids, part_of
 
     load = LoadMonitor()
     start = time.perf_counter()
@@ -274,6 +274,11 @@ def main(argv: list[str] | None = None) -> dict:
               "delta_success_points": 100 * (after["success"] - before["success"])}
     _, low, high = paired_interval(before["success_by_episode"], after["success_by_episode"])
     result["delta_success_ci95_points"] = [100 * low, 100 * high]
+    # Gains on unseen domains vs unseen scenarios of trained domains: a policy that learned the trained domains'
+    # content (benchmarks/options_siblings_anatomy.py) instead of asking gains more on the second.
+    held_parts = [part_of(bundled_split())[i] for i in held]
+    result["by_split"] = part_gains(held_parts, [before["success_by_episode"]], [after["success_by_episode"]]) \
+        if len(set(held_parts)) == 2 else None  # an --eval-stride that keeps one part only
     (out / "grpo_learning.json").write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
     _plot(history, Path(args.figure), _title(args, len(held)), refs["explore-tag"])
     for name, ref in refs.items():
@@ -287,6 +292,13 @@ def main(argv: list[str] | None = None) -> dict:
           f"premature closure {before['premature_closure']:.3f} -> {after['premature_closure']:.3f}; mean reward "
           f"{before['reward']:+.3f} -> {after['reward']:+.3f}; invalid actions {before['invalid_rate']:.3f} -> "
           f"{after['invalid_rate']:.3f}")
+    by = result["by_split"]
+    if by:
+        cells = [f"{part} ({by[part]['n']}) {by[part]['before']:.3f} -> {by[part]['after']:.3f}, "
+                 + "{:+.1f} [{:+.1f}, {:+.1f}]".format(*(100 * x for x in by[part]["gain_ci95"]))
+                 for part in ("unseen_domain", "unseen_scenario")]
+        print("held-out gain by part: " + "; ".join(cells)
+              + "; gap {:+.1f} [{:+.1f}, {:+.1f}]".format(*(100 * x for x in by["gap_ci95"])))
     print(f"SFT {timings['sft_s']:.0f} s, GRPO {summary_grpo['steps']} steps {timings['grpo_s']:.0f} s "
           f"(mean step {summary_grpo['mean_step_time_s'] or float('nan'):.1f} s, K={args.k} x {args.groups}); "
           f"total {timings['total_s']:.0f} s; load average {load_avg['min']:.2f}-{load_avg['max']:.2f} "

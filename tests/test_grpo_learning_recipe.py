@@ -45,5 +45,8 @@ def test_default_recipe_runs_sft_grpo_and_the_held_out_evaluations(tmp_path):
     assert result["references"]["explore-tag"]["success"] > result["references"]["explore"]["success"]
     saved = json.loads((tmp_path / "run" / "grpo_learning.json").read_text())
     assert saved["delta_success_points"] == pytest.approx(result["delta_success_points"])
+    # --eval-stride 80 keeps the first scenario of each held-out part: one unseen domain's, one trained domain's
+    by = saved["by_split"]
+    assert by["unseen_domain"]["n"] == by["unseen_scenario"]["n"] == 1 and len(by["gap_ci95"]) == 3
     assert (tmp_path / "curve.png").stat().st_size > 1000
     assert (tmp_path / "run" / "grpo" / "config.json").is_file()

@@ -124,3 +124,35 @@ def test_a_model_without_a_denominator_is_left_out_of_that_metric() -> None:
     c = stats.paired_contrast(a, b, "accept", n_resamples=50)
     assert (c.a, c.b, c.n_models) == (50.0, 100.0, 1)
     assert stats.paired_contrast(a, b, "success", n_resamples=50).n_models == 2
+
+
+def test_gain_gap_interval_resamples_within_each_group() -> None:
+    rng = np.random.default_rng(3)
+    before = rng.integers(0, 2, size=(3, 60))
+    same = before.copy()
+    same[:, ::3] = 1  # the same gain in both groups
+    in_b = np.arange(60) % 2 == 1
+    gap, low, high = stats.gain_gap_interval(before, same, in_b)
+    assert low <= 0.0 <= high  # no difference claimed where the gains are alike
+    helped_b = before.copy()
+    helped_b[:, in_b] = 1
+    gap, low, high = stats.gain_gap_interval(before, helped_b, in_b)
+    assert gap == pytest.approx((1 - before[:, in_b]).mean()) and low > 0
+    # A stratified resample keeps each group's size: with one scenario per group the interval is the point.
+    assert stats.gain_gap_interval([0, 0], [0, 1], [False, True]) == (1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="two non-empty groups"):
+        stats.gain_gap_interval([0, 1], [1, 1], [True, True])
+    with pytest.raises(ValueError, match="same scenarios"):
+        stats.gain_gap_interval([0, 1], [1, 1], [True, False, True])
+
+
+def test_part_gains_splits_a_held_out_set_by_part() -> None:
+    parts = ["unseen_domain"] * 4 + ["unseen_scenario"] * 4 + ["train"] * 2
+    before = [[0] * 10, [0] * 10]
+    after = [[1, 1, 0, 0, 1, 1, 1, 1, 1, 1], [1, 0, 0, 0, 1, 1, 1, 0, 0, 0]]
+    out = stats.part_gains(parts, before, after)
+    assert out["unseen_domain"]["n"] == 4 and out["unseen_domain"]["after"] == pytest.approx(3 / 8)
+    assert out["unseen_scenario"]["after"] == pytest.approx(7 / 8)
+    assert out["gap_ci95"][0] == pytest.approx(0.5)  # "train" rows are in neither group
+    with pytest.raises(ValueError, match="no scenario of part 'unseen_domain'"):
+        stats.part_gains(["unseen_scenario"] * 2, [[0, 0]], [[1, 1]])

@@ -83,6 +83,20 @@ def eval_ids(split: dict[str, list]) -> list[str]:
     return [s.id for s in split["unseen_domain"] + split["unseen_scenario"]]
 
 
+def part_of(split: dict[str, list]) -> dict[str, str]:
+    """Scenario id -> the part of the split it is in (``"train"``, ``"unseen_domain"`` or ``"unseen_scenario"``).
+
+    Held-out figures broken down by part tell a learned skill from learned domain content: a policy that
+    learned the trained domains' content gains more on ``unseen_scenario`` (benchmarks/grpo_split_gap.py).
+
+    >>> from collections import Counter
+    >>> parts = part_of(bundled_split())
+    >>> sorted(Counter(parts.values()).items())
+    [('train', 320), ('unseen_domain', 80), ('unseen_scenario', 80)]
+    """
+    return {s.id: part for part in SPLITS for s in split[part]}
+
+
 def train_ids(split: dict[str, list], n: int = 0) -> list[str]:
     """The training scenario ids, spread over domains: round-robin by domain, first ``n`` (0: all).
 
@@ -105,4 +119,5 @@ def train_ids(split: dict[str, list], n: int = 0) -> list[str]:
     return ordered[:n] if n else ordered
 
 
-__all__ = ["DEFAULT_SPLIT", "SPLITS", "SplitSpec", "bundled_split", "eval_ids", "split_scenarios", "train_ids"]
+__all__ = ["DEFAULT_SPLIT", "SPLITS", "SplitSpec", "bundled_split", "eval_ids", "part_of", "split_scenarios",
+           "train_ids"]

@@ -1,0 +1,133 @@
+"""What a domain's other scenarios tell about a scenario's gold: oracle readers of the sibling channel.
+
+    python benchmarks/options_siblings_anatomy.py                # the bundled bank (checked byte for byte)
+    python benchmarks/options_siblings_anatomy.py --salt v1b     # another draw of it
+
+Within one scenario the gold is exchangeable by construction (env -v5, ``hear2act_env/scenarios/design.py``): given
+the options' sides and the priority, each of the design's cubes is the needs' cube alike, so a reader of one
+scenario's options finds the gold at 1/7 (8 columns) or 1/6 (7). A domain's ten scenarios share content, though:
+the same attributes, and the sets of values its personas accept, each persona's needs in its own scenario. A
+reader that compares a scenario with its siblings can use that. The independent finder
+(``benchmarks/options_probe_siblings/``) measures it from the options text; this script measures where it comes
+from, with oracles that know every scenario's sides (from the generator) and pick, among the scenario's design
+cubes, the one a sibling statistic ranks first (ties shared):
+
+- ``attribute needs +/-``: how many sibling scenarios make each of the cube's attributes a need (the siblings'
+  labels), most / fewest;
+- ``accepted-set needs +/-``: how many siblings make the cube's attributes needs *with the set of values this
+  scenario shows on the better side*, most / fewest;
+- ``side recurrence -`` (no labels): how many siblings show the same better-side set on those attributes, fewest.
+
+A "fewest" reader wins by leave-one-out: a set of values one persona accepts is a need only in that persona's own
+scenario, so it is the scenario whose siblings never make that set a need. Figures with a 95% bootstrap interval
+over scenarios. Prints a Markdown table; ``--json PATH`` writes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def sides_and_bank(salt: str | None) -> tuple[list, dict[tuple[str, str], tuple[str, ...]]]:
+    """The bank (bundled settings, or ``salt``) and every (scenario id, attribute) -> its better side's values."""
+    from hear2act_env.scenarios import generator
+
+    better: dict[tuple[str, str], tuple[str, ...]] = {}
+    original = generator._Builder.side_pools
+    version = generator.BANK_VERSION
+
+    def recording(self, attr, *rest):  # type: ignore[no-untyped-def]
+        pools = original(self, attr, *rest)
+        better[self.id, attr.name] = pools[1]
+        return pools
+
+    generator._Builder.side_pools = recording
+    try:
+        if salt is not None:
+            generator.BANK_VERSION = salt
+        bank = generator.build_bank()
+    finally:
+        generator._Builder.side_pools = original
+        generator.BANK_VERSION = version
+    if salt is None and generator.bank_text(bank) != generator.BANK_FILE.read_text(encoding="utf-8"):
+        raise SystemExit(f"the rebuilt bank differs from {generator.BANK_FILE}: regenerate it first")
+    return bank, better
+
+
+def readers(bank: list, better: dict) -> dict[str, list[float]]:
+    """Per reader, per scenario: the chance its pick (ties broken at random) is the needs' cube."""
+    from hear2act_env.scenarios import design
+
+    by_domain = defaultdict(list)
+    for s in bank:
+        by_domain[s.domain].append(s)
+    out: dict[str, list[float]] = defaultdict(list)
+    for s in bank:
+        siblings = [o for o in by_domain[s.domain] if o is not s]
+        need_count = Counter(n.attribute for o in siblings for n in o.needs)
+        set_needs = Counter((n.attribute, better[o.id, n.attribute]) for o in siblings for n in o.needs)
+        recurrence = Counter((name, side) for (sid, name), side in better.items()
+                             if any(o.id == sid for o in siblings))
+        shown = {name: better[s.id, name] for (sid, name) in better if sid == s.id}
+        violating = set(s.request_violating)
+        opening = s.option(s.opening)
+        candidates = sorted((o for o in s.options if o.number not in violating and o is not opening),
+                            key=s._rank_key)
+        rows = [opening, *candidates]
+        columns = [a.name for a in s.attributes if a.name in shown]
+        table = np.array([[int(o.values[c] in shown[c]) for c in columns] for o in rows])
+        cubes = design.cubes(table)
+        needs = {n.attribute for n in s.needs}
+        is_needs = np.array([{columns[j] for j in c.columns} == needs for c in cubes])
+        if not is_needs.any():
+            raise SystemExit(f"{s.id}: the needs' columns form no cube of its sides")
+        stats: dict[str, dict[str, float]] = {
+            "attribute needs +": {a: need_count[a] for a in columns},
+            "attribute needs -": {a: -need_count[a] for a in columns},
+            "accepted-set needs +": {a: set_needs[a, shown[a]] for a in columns},
+            "accepted-set needs -": {a: -set_needs[a, shown[a]] for a in columns},
+            "side recurrence -": {a: -recurrence[a, shown[a]] for a in columns},
+        }
+        out["one scenario (uniform over its cubes)"].append(1 / len(cubes))
+        for name, stat in stats.items():
+            score = np.array([sum(stat[columns[j]] for j in c.columns) for c in cubes])
+            top = score == score.max()
+            out[name].append(float(is_needs[top].sum() / top.sum()))
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--salt", default=None, help="seed the scenarios from this string instead of the bank version")
+    p.add_argument("--json", default="", help="also write the figures here")
+    args = p.parse_args(argv)
+    bank, better = sides_and_bank(args.salt)
+    rng = np.random.default_rng(0)
+    result = {"bank": "bundled" if args.salt is None else f"salt={args.salt}", "scenarios": len(bank), "readers": {}}
+    print(f"bank {result['bank']}, {len(bank)} scenarios; top-1: the chance the reader's pick is the needs' cube")
+    print("| reader | reads | top-1 | 95% CI |")
+    print("| --- | --- | --- | --- |")
+    for name, hits in readers(bank, better).items():
+        x = np.asarray(hits)
+        boot = x[rng.integers(0, len(x), size=(2000, len(x)))].mean(axis=1)
+        low, high = np.percentile(boot, [2.5, 97.5])
+        reads = "sides only" if name.startswith("one") else "siblings' sides" if "recurrence" in name \
+            else "siblings' labels"
+        result["readers"][name] = {"top1": float(x.mean()), "ci95": [float(low), float(high)]}
+        print(f"| {name} | {reads} | {x.mean():.3f} | [{low:.3f}, {high:.3f}] |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return result
+
+
+if __name__ == "__main__":
+    main()
