@@ -26,6 +26,7 @@ over scenarios. Prints a Markdown table; ``--json PATH`` writes it.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections import Counter, defaultdict
@@ -37,16 +38,35 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def sides_and_bank(salt: str | None) -> tuple[list, dict[tuple[str, str], tuple[str, ...]]]:
-    """The bank (bundled settings, or ``salt``) and every (scenario id, attribute) -> its better side's values."""
+def decoy_side(builder, attr, g: np.random.Generator) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    """A better side no persona of the domain accepts for ``attr``, of a size some persona's set has (the
+    ``--decoys`` counterfactual); ``()`` when every subset is some persona's."""
+    taken = set(builder.accepts.get(attr.name, []))
+    sizes = [len(x) for x in builder.accepts.get(attr.name, [])] or [1]
+    free = [c for r in range(1, len(attr.values)) for c in itertools.combinations(attr.values, r) if c not in taken]
+    size = sizes[int(g.integers(len(sizes)))]
+    pool = [c for c in free if len(c) == size] or free
+    return pool[int(g.integers(len(pool)))] if pool else ()
+
+
+def sides_and_bank(salt: str | None, decoys: float = 0.0) -> tuple[list, dict[tuple[str, str], tuple[str, ...]]]:
+    """The bank (bundled settings, or ``salt``) and every (scenario id, attribute) -> its better side's values.
+
+    ``decoys`` > 0 is a counterfactual generator: a distractor's better side is, with that chance, a set of values
+    no persona of the domain accepts for it (:func:`decoy_side`) instead of one some persona does."""
     from hear2act_env.scenarios import generator
 
     better: dict[tuple[str, str], tuple[str, ...]] = {}
     original = generator._Builder.side_pools
     version = generator.BANK_VERSION
 
-    def recording(self, attr, *rest):  # type: ignore[no-untyped-def]
-        pools = original(self, attr, *rest)
+    def recording(self, attr, g):  # type: ignore[no-untyped-def]
+        pools = original(self, attr, g)
+        is_need = any(n.attribute == attr.name for n in self.p.needs)
+        if decoys > 0 and not is_need and g.random() < decoys:
+            good = decoy_side(self, attr, g)
+            if good:
+                pools = tuple(v for v in attr.values if v not in good), good
         better[self.id, attr.name] = pools[1]
         return pools
 
@@ -58,7 +78,7 @@ def sides_and_bank(salt: str | None) -> tuple[list, dict[tuple[str, str], tuple[
     finally:
         generator._Builder.side_pools = original
         generator.BANK_VERSION = version
-    if salt is None and generator.bank_text(bank) != generator.BANK_FILE.read_text(encoding="utf-8"):
+    if salt is None and not decoys and generator.bank_text(bank) != generator.BANK_FILE.read_text(encoding="utf-8"):
         raise SystemExit(f"the rebuilt bank differs from {generator.BANK_FILE}: regenerate it first")
     return bank, better
 
@@ -84,6 +104,7 @@ def readers(bank: list, better: dict) -> dict[str, list[float]]:
                             key=s._rank_key)
         rows = [opening, *candidates]
         columns = [a.name for a in s.attributes if a.name in shown]
+        vocabulary = {a.name: a.values for a in s.attributes if a.name in shown}
         table = np.array([[int(o.values[c] in shown[c]) for c in columns] for o in rows])
         cubes = design.cubes(table)
         needs = {n.attribute for n in s.needs}
@@ -96,6 +117,9 @@ def readers(bank: list, better: dict) -> dict[str, list[float]]:
             "accepted-set needs +": {a: set_needs[a, shown[a]] for a in columns},
             "accepted-set needs -": {a: -set_needs[a, shown[a]] for a in columns},
             "side recurrence -": {a: -recurrence[a, shown[a]] for a in columns},
+            # no siblings: what any reader that knows which offerings are the better ones (an LLM) sees in one
+            # scenario; content lists an attribute's premium values first
+            "premium value on the better side": {a: int(vocabulary[a][0] in shown[a]) for a in columns},
         }
         out["one scenario (uniform over its cubes)"].append(1 / len(cubes))
         for name, stat in stats.items():
@@ -108,11 +132,17 @@ def readers(bank: list, better: dict) -> dict[str, list[float]]:
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--salt", default=None, help="seed the scenarios from this string instead of the bank version")
+    p.add_argument("--decoys", type=float, default=0.0,
+                   help="counterfactual: a distractor's better side is a set no persona accepts with this chance")
     p.add_argument("--json", default="", help="also write the figures here")
     args = p.parse_args(argv)
-    bank, better = sides_and_bank(args.salt)
+    if not 0.0 <= args.decoys <= 1.0:
+        p.error(f"--decoys must be in [0, 1], got {args.decoys}")
+    bank, better = sides_and_bank(args.salt, args.decoys)
     rng = np.random.default_rng(0)
-    result = {"bank": "bundled" if args.salt is None else f"salt={args.salt}", "scenarios": len(bank), "readers": {}}
+    label = ("bundled" if args.salt is None else f"salt={args.salt}") + (f", decoys={args.decoys:g}" if args.decoys
+                                                                            else "")
+    result = {"bank": label, "scenarios": len(bank), "readers": {}}
     print(f"bank {result['bank']}, {len(bank)} scenarios; top-1: the chance the reader's pick is the needs' cube")
     print("| reader | reads | top-1 | 95% CI |")
     print("| --- | --- | --- | --- |")
@@ -120,8 +150,8 @@ def main(argv: list[str] | None = None) -> dict:
         x = np.asarray(hits)
         boot = x[rng.integers(0, len(x), size=(2000, len(x)))].mean(axis=1)
         low, high = np.percentile(boot, [2.5, 97.5])
-        reads = "sides only" if name.startswith("one") else "siblings' sides" if "recurrence" in name \
-            else "siblings' labels"
+        reads = ("sides only" if name.startswith("one") else "siblings' sides" if "recurrence" in name
+                 else "one scenario's values" if name.startswith("premium") else "siblings' labels")
         result["readers"][name] = {"top1": float(x.mean()), "ci95": [float(low), float(high)]}
         print(f"| {name} | {reads} | {x.mean():.3f} | [{low:.3f}, {high:.3f}] |")
     if args.json:
