@@ -22,3 +22,6 @@ def test_every_needs_cube_is_a_design_cube_and_one_scenario_is_at_its_floor(caps
     for figures in readers.values():
         assert 0.0 <= figures["ci95"][0] <= figures["top1"] <= figures["ci95"][1] <= 1.0
     assert "| side recurrence - | siblings' sides |" in capsys.readouterr().out
+    # Distractor sides are sets some persona of the domain accepts, so a reader that knows which offerings are the
+    # better ones (any LLM) does not find the needs' columns within one scenario (a decoy side would: --decoys).
+    assert readers["premium value on the better side"]["top1"] <= 0.20
