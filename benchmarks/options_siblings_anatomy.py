@@ -2,6 +2,8 @@
 
     python benchmarks/options_siblings_anatomy.py                # the bundled bank (checked byte for byte)
     python benchmarks/options_siblings_anatomy.py --salt v1b     # another draw of it
+    python benchmarks/options_siblings_anatomy.py --decoys 0.5   # counterfactual: distractor sides nobody accepts
+    python benchmarks/options_siblings_anatomy.py --balanced-needs   # counterfactual content: needs spread evenly
 
 Within one scenario the gold is exchangeable by construction (env -v5, ``hear2act_env/scenarios/design.py``): given
 the options' sides and the priority, each of the design's cubes is the needs' cube alike, so a reader of one
@@ -49,12 +51,43 @@ def decoy_side(builder, attr, g: np.random.Generator) -> tuple[str, ...]:  # typ
     return pool[int(g.integers(len(pool)))] if pool else ()
 
 
-def sides_and_bank(salt: str | None, decoys: float = 0.0) -> tuple[list, dict[tuple[str, str], tuple[str, ...]]]:
+def balanced_needs(domain):  # type: ignore[no-untyped-def]
+    """``domain`` with its personas' needs moved between attributes until every attribute is a need of as many
+    personas as any other, give or take one (the ``--balanced-needs`` counterfactual: synthetic content, the moved
+    needs' statements no longer match; the options are all this script reads). A moved need takes the set of
+    values its new attribute's personas accept most often (its first value if none does)."""
+    import dataclasses
+
+    personas = list(domain.personas)
+    while True:
+        count = Counter({a.name: 0 for a in domain.attributes})
+        count.update(n.attribute for q in personas for n in q.needs)
+        most = max(count, key=lambda a: count[a])
+        fewest = min(count, key=lambda a: count[a])
+        if count[most] - count[fewest] <= 1:
+            return dataclasses.replace(domain, personas=tuple(personas))
+        movable = [i for i, q in enumerate(personas) if any(n.attribute == most for n in q.needs)
+                   and fewest not in {n.attribute for n in q.needs} | {r.attribute for r in q.requirements}]
+        if not movable:
+            return dataclasses.replace(domain, personas=tuple(personas))
+        sets = Counter(tuple(n.accept) for q in personas for n in q.needs if n.attribute == fewest)
+        values = next(a.values for a in domain.attributes if a.name == fewest)
+        accept = sets.most_common(1)[0][0] if sets else (values[0],)
+        i = movable[0]
+        personas[i] = dataclasses.replace(personas[i], needs=tuple(
+            dataclasses.replace(n, attribute=fewest, accept=accept) if n.attribute == most else n
+            for n in personas[i].needs))
+
+
+def sides_and_bank(salt: str | None, decoys: float = 0.0,
+                   balance: bool = False) -> tuple[list, dict[tuple[str, str], tuple[str, ...]]]:
     """The bank (bundled settings, or ``salt``) and every (scenario id, attribute) -> its better side's values.
 
     ``decoys`` > 0 is a counterfactual generator: a distractor's better side is, with that chance, a set of values
-    no persona of the domain accepts for it (:func:`decoy_side`) instead of one some persona does."""
+    no persona of the domain accepts for it (:func:`decoy_side`) instead of one some persona does; ``balance``
+    builds it from :func:`balanced_needs` content."""
     from hear2act_env.scenarios import generator
+    from hear2act_env.scenarios.content import load_all_domains
 
     better: dict[tuple[str, str], tuple[str, ...]] = {}
     original = generator._Builder.side_pools
@@ -74,11 +107,13 @@ def sides_and_bank(salt: str | None, decoys: float = 0.0) -> tuple[list, dict[tu
     try:
         if salt is not None:
             generator.BANK_VERSION = salt
-        bank = generator.build_bank()
+        domains = load_all_domains()
+        bank = generator.build_bank([balanced_needs(d) for d in domains] if balance else domains)
     finally:
         generator._Builder.side_pools = original
         generator.BANK_VERSION = version
-    if salt is None and not decoys and generator.bank_text(bank) != generator.BANK_FILE.read_text(encoding="utf-8"):
+    shipped = salt is None and not decoys and not balance
+    if shipped and generator.bank_text(bank) != generator.BANK_FILE.read_text(encoding="utf-8"):
         raise SystemExit(f"the rebuilt bank differs from {generator.BANK_FILE}: regenerate it first")
     return bank, better
 
@@ -134,14 +169,17 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--salt", default=None, help="seed the scenarios from this string instead of the bank version")
     p.add_argument("--decoys", type=float, default=0.0,
                    help="counterfactual: a distractor's better side is a set no persona accepts with this chance")
+    p.add_argument("--balanced-needs", action="store_true",
+                   help="counterfactual content: every attribute of a domain a need of equally many personas (+-1)")
     p.add_argument("--json", default="", help="also write the figures here")
     args = p.parse_args(argv)
     if not 0.0 <= args.decoys <= 1.0:
         p.error(f"--decoys must be in [0, 1], got {args.decoys}")
-    bank, better = sides_and_bank(args.salt, args.decoys)
+    bank, better = sides_and_bank(args.salt, args.decoys, args.balanced_needs)
     rng = np.random.default_rng(0)
-    label = ("bundled" if args.salt is None else f"salt={args.salt}") + (f", decoys={args.decoys:g}" if args.decoys
-                                                                            else "")
+    label = (("bundled" if args.salt is None else f"salt={args.salt}") + (f", decoys={args.decoys:g}" if args.decoys
+                                                                             else "")
+             + (", balanced needs" if args.balanced_needs else ""))
     result = {"bank": label, "scenarios": len(bank), "readers": {}}
     print(f"bank {result['bank']}, {len(bank)} scenarios; top-1: the chance the reader's pick is the needs' cube")
     print("| reader | reads | top-1 | 95% CI |")
