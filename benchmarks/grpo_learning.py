@@ -221,7 +221,8 @@ def main(argv: list[str] | None = None) -> dict:
     start = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    held = eval_ids(bundled_split())[::args.eval_stride]
+    split = bundled_split()
+    held = eval_ids(split)[::args.eval_stride]
     refs = {name: _reference(name, held, 10_000, args.turn_cost, args.failure_cost)
             for name in dict.fromkeys((*sft.parse_teachers(args.teacher), "explore-tag", "stall", "confirm"))}
     timings: dict[str, float] = {}
@@ -276,7 +277,7 @@ def main(argv: list[str] | None = None) -> dict:
     result["delta_success_ci95_points"] = [100 * low, 100 * high]
     # Gains on unseen domains vs unseen scenarios of trained domains: a policy that learned the trained domains'
     # content (benchmarks/options_siblings_anatomy.py) instead of asking gains more on the second.
-    held_parts = [part_of(bundled_split())[i] for i in held]
+    held_parts = [part_of(split)[i] for i in held]
     result["by_split"] = part_gains(held_parts, [before["success_by_episode"]], [after["success_by_episode"]]) \
         if len(set(held_parts)) == 2 else None  # an --eval-stride that keeps one part only
     (out / "grpo_learning.json").write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")

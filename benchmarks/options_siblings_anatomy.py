@@ -80,8 +80,8 @@ def balanced_needs(domain):  # type: ignore[no-untyped-def]
 
 
 def sides_and_bank(salt: str | None, decoys: float = 0.0,
-                   balance: bool = False) -> tuple[list, dict[tuple[str, str], tuple[str, ...]]]:
-    """The bank (bundled settings, or ``salt``) and every (scenario id, attribute) -> its better side's values.
+                   balance: bool = False) -> tuple[list, dict[str, dict[str, tuple[str, ...]]]]:
+    """The bank (bundled settings, or ``salt``) and, per scenario id, each shown attribute -> its better side.
 
     ``decoys`` > 0 is a counterfactual generator: a distractor's better side is, with that chance, a set of values
     no persona of the domain accepts for it (:func:`decoy_side`) instead of one some persona does; ``balance``
@@ -89,7 +89,7 @@ def sides_and_bank(salt: str | None, decoys: float = 0.0,
     from hear2act_env.scenarios import generator
     from hear2act_env.scenarios.content import load_all_domains
 
-    better: dict[tuple[str, str], tuple[str, ...]] = {}
+    better: dict[str, dict[str, tuple[str, ...]]] = defaultdict(dict)
     original = generator._Builder.side_pools
     version = generator.BANK_VERSION
 
@@ -100,7 +100,7 @@ def sides_and_bank(salt: str | None, decoys: float = 0.0,
             good = decoy_side(self, attr, g)
             if good:
                 pools = tuple(v for v in attr.values if v not in good), good
-        better[self.id, attr.name] = pools[1]
+        better[self.id][attr.name] = pools[1]
         return pools
 
     generator._Builder.side_pools = recording
@@ -118,26 +118,30 @@ def sides_and_bank(salt: str | None, decoys: float = 0.0,
     return bank, better
 
 
-def readers(bank: list, better: dict) -> dict[str, list[float]]:
+def _counts(s, shown: dict[str, tuple[str, ...]]) -> tuple[Counter, Counter, Counter]:  # type: ignore[no-untyped-def]
+    """What one scenario adds to its domain's sibling statistics: its need attributes, its needs' better sides,
+    and every better side it shows."""
+    return (Counter(n.attribute for n in s.needs), Counter((n.attribute, shown[n.attribute]) for n in s.needs),
+            Counter(shown.items()))
+
+
+def readers(bank: list, better: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, list[float]]:
     """Per reader, per scenario: the chance its pick (ties broken at random) is the needs' cube."""
     from hear2act_env.scenarios import design
+    from hear2act_env.scenarios.shortcuts import candidates
 
-    by_domain = defaultdict(list)
+    domain_totals: dict[str, tuple[Counter, Counter, Counter]] = {}
     for s in bank:
-        by_domain[s.domain].append(s)
+        totals = domain_totals.setdefault(s.domain, (Counter(), Counter(), Counter()))
+        for total, mine in zip(totals, _counts(s, better[s.id]), strict=True):
+            total.update(mine)
     out: dict[str, list[float]] = defaultdict(list)
     for s in bank:
-        siblings = [o for o in by_domain[s.domain] if o is not s]
-        need_count = Counter(n.attribute for o in siblings for n in o.needs)
-        set_needs = Counter((n.attribute, better[o.id, n.attribute]) for o in siblings for n in o.needs)
-        recurrence = Counter((name, side) for (sid, name), side in better.items()
-                             if any(o.id == sid for o in siblings))
-        shown = {name: better[s.id, name] for (sid, name) in better if sid == s.id}
-        violating = set(s.request_violating)
-        opening = s.option(s.opening)
-        candidates = sorted((o for o in s.options if o.number not in violating and o is not opening),
-                            key=s._rank_key)
-        rows = [opening, *candidates]
+        shown = better[s.id]
+        # the siblings' statistics: the domain's totals less this scenario's own
+        need_count, set_needs, recurrence = (total - mine for total, mine in
+                                             zip(domain_totals[s.domain], _counts(s, shown), strict=True))
+        rows = [s.option(s.opening), *sorted(candidates(s), key=s._rank_key)]
         columns = [a.name for a in s.attributes if a.name in shown]
         vocabulary = {a.name: a.values for a in s.attributes if a.name in shown}
         table = np.array([[int(o.values[c] in shown[c]) for c in columns] for o in rows])
