@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from hear2act_env.dialogue.actions import format_action, parse_action
+from hear2act_env.scenarios.profile import average_ranks
 
 from .rule import PROBLEM_CUES, numeric_columns
 
@@ -83,10 +84,9 @@ def value_ranking(options_text: str, exclude: tuple[int, ...] = ()) -> list[int]
     total = dict.fromkeys(numbers, 0.0)
     for cell, values in columns:
         sign = 1.0 if _COST_COLUMN.search(cell) else -1.0
-        ordered = sorted(numbers, key=lambda n: sign * values[n])
-        for n in numbers:  # average rank over ties
-            tied = [i for i, m in enumerate(ordered) if values[m] == values[n]]
-            total[n] += sum(tied) / len(tied)
+        ranks = average_ranks(np.array([sign * values[n] for n in numbers]))  # ties share their mean place
+        for n, rank in zip(numbers, ranks.tolist(), strict=True):
+            total[n] += rank
     return sorted(numbers, key=lambda n: (total[n], n))
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from .errors import ScenarioError
 from .model import Option, Scenario
 from .profile import NAMES as PROFILE_NAMES
+from .profile import average_ranks
 from .profile import features as profile_features
 
 # Chance is 1/8 with 8 candidates; PROTOCOL.md allows at most 0.20.
@@ -48,27 +49,13 @@ def candidates(s: Scenario) -> list[Option]:
     return [o for o in s.options if o.meets_request and o.number != s.opening]
 
 
-def _ranks(values: Sequence[float], lower_first: bool) -> list[float]:
-    """Average ranks (0 = best), ties share the mean of their places."""
-    order = sorted(range(len(values)), key=lambda i: values[i] if lower_first else -values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2
-        i = j + 1
-    return ranks
-
-
 def attribute_ranks(s: Scenario, opts: Sequence[Option]) -> dict[str, list[float]]:
     """Per numeric visible attribute, each option's rank among ``opts`` (0 = best)."""
     out = {}
     for a in s.attributes:
         if a.numeric and a.better in ("lower", "higher"):
-            out[a.name] = _ranks([float(o.values[a.name]) for o in opts], a.better == "lower")
+            sign = 1.0 if a.better == "lower" else -1.0  # 0 = best
+            out[a.name] = average_ranks(np.array([sign * float(o.values[a.name]) for o in opts])).tolist()
     return out
 
 
